@@ -1,0 +1,13 @@
+#include "datasets/paths.h"
+
+#include <cstdlib>
+
+namespace hg::data {
+
+std::string fashion_mnist_dir(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("HG_DATA"); env && *env) return env;
+  return kDebianFashionMnistDir;
+}
+
+}  // namespace hg::data
