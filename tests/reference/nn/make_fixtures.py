@@ -2,14 +2,15 @@
 """Reference fixtures for tests/unit/test_nn_torch.cpp, written by PyTorch (Debian python3-torch).
 
 Run from the repository root:   /usr/bin/python3 tests/reference/nn/make_fixtures.py
-It writes tests/reference/nn/{mlp_sgd,smallcnn_sgd,optimizers}.json, which are committed;
+It writes tests/reference/nn/{mlp_sgd,smallcnn_sgd,optimizers,model_names}.json, which are committed;
 the C++ tests read them and need no Python.
 
 Each model fixture holds, for a small version of the model (same layers, smaller sizes, so
 the files stay small): the initial parameters, one input batch and its labels, then for two
 SGD steps (lr 0.05, momentum 0.9, weight decay 5e-4; the second step is the first that uses
 the momentum buffer): the loss, every parameter's gradient, and every parameter after the
-step. Numbers are float32 values written as decimal doubles, so they read back exactly.
+step. model_names.json lists every parameter and buffer name with its shape for the
+full-size MLP, SmallCNN, ResNet-18 and ResNet-50 (the 28x28x1 variants). Numbers are float32 values written as decimal doubles, so they read back exactly.
 """
 import json
 import os
@@ -45,6 +46,59 @@ class SmallCNN(nn.Module):  # framework/nn/models/small_cnn.h with channels (4, 
         x = F.max_pool2d(F.relu(self.conv1(x)), 2)
         x = F.max_pool2d(F.relu(self.conv2(x)), 2)
         return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+
+
+class BasicBlock(nn.Module):  # torchvision.models.resnet.BasicBlock
+    expansion = 1
+
+    def __init__(self, cin, width, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, width, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.downsample = None
+        if stride != 1 or cin != width:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, width, 1, stride, bias=False), nn.BatchNorm2d(width))
+
+
+class Bottleneck(nn.Module):  # torchvision.models.resnet.Bottleneck (stride on the 3x3)
+    expansion = 4
+
+    def __init__(self, cin, width, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, stride, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = nn.Conv2d(width, width * 4, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(width * 4)
+        self.downsample = None
+        if stride != 1 or cin != width * 4:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, width * 4, 1, stride, bias=False), nn.BatchNorm2d(width * 4))
+
+
+class ResNet(nn.Module):  # torchvision's ResNet with a 3x3 stride-1 stem and no max-pool
+    def __init__(self, block, layers, cin=1, classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, 64, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        c = 64
+        for i, (w, n) in enumerate(zip((64, 128, 256, 512), layers)):
+            blocks = []
+            for j in range(n):
+                blocks.append(block(c, w, (1 if i == 0 else 2) if j == 0 else 1))
+                c = w * block.expansion
+            setattr(self, f"layer{i + 1}", nn.Sequential(*blocks))
+        self.fc = nn.Linear(c, classes)
+
+
+def names_and_shapes(model):
+    """Parameters, then buffers (without num_batches_tracked, which halfgrad does not keep)."""
+    params = [[n, list(p.shape)] for n, p in model.named_parameters()]
+    buffers = [[n, list(b.shape)] for n, b in model.named_buffers() if not n.endswith("num_batches_tracked")]
+    return {"parameters": params, "buffers": buffers,
+            "num_parameters": sum(p.numel() for p in model.parameters())}
 
 
 def tensor_json(t):
@@ -122,6 +176,13 @@ def main():
     write("smallcnn_sgd.json", model_fixture(cnn, x, y))
 
     write("optimizers.json", optimizer_fixture())
+
+    write("model_names.json", {
+        "mlp": names_and_shapes(MLP(784, 512, 256, 10)),
+        "smallcnn": names_and_shapes(SmallCNN(1, 32, 64, 128, 10, 28)),
+        "resnet18": names_and_shapes(ResNet(BasicBlock, [2, 2, 2, 2])),
+        "resnet50": names_and_shapes(ResNet(Bottleneck, [3, 4, 6, 3])),
+    })
     print(f"torch {torch.__version__}")
 
 
