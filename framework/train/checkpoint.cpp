@@ -2,42 +2,9 @@
 
 #include <stdexcept>
 
+#include "framework/io/checkpoint_tensor.h"
+
 namespace hg::train {
-
-namespace {
-
-DType dtype_from_checkpoint(const std::string& s, const std::string& where) {
-  if (s == "f32") return DType::F32;
-  if (s == "f16") return DType::F16;
-  if (s == "bf16") return DType::BF16;
-  if (s == "f64") return DType::F64;
-  throw std::runtime_error(where + ": entry has dtype '" + s + "', which is not a tensor dtype");
-}
-
-void add_tensor(io::Checkpoint& ckpt, const std::string& name, const Tensor& t) {
-  Tensor c = t.detach().to(Device::CPU).contiguous();
-  ckpt.add(name, checkpoint_dtype(c.dtype()), c.shape(), c.raw_data(), c.nbytes());
-}
-
-// A fresh CPU tensor holding entry `name`, in the dtype it was saved with.
-Tensor read_tensor(const io::Checkpoint& ckpt, const std::string& name) {
-  const io::CheckpointEntry& e = ckpt.at(name);
-  Tensor t = Tensor::empty(e.shape, dtype_from_checkpoint(e.dtype, ckpt.source + " '" + name + "'"));
-  ckpt.copy_to(name, e.dtype, e.shape, t.raw_data(), t.nbytes());
-  return t;
-}
-
-}  // namespace
-
-const char* checkpoint_dtype(DType t) {
-  switch (t) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::F64: return "f64";
-  }
-  return "?";
-}
 
 nlohmann::json TrainingState::to_json() const {
   nlohmann::json gens = nlohmann::json::object();
@@ -64,14 +31,14 @@ io::Checkpoint make_checkpoint(const nn::Module& model, const optim::Optimizer* 
   io::Checkpoint ckpt;
   nlohmann::json model_meta = nlohmann::json::array();
   for (const auto& nt : model.state()) {
-    add_tensor(ckpt, "model." + nt.name, nt.tensor);
+    io::add_tensor(ckpt, "model." + nt.name, nt.tensor);
     model_meta.push_back(nt.name);
   }
   ckpt.meta["kind"] = "halfgrad-training";
   ckpt.meta["model"] = {{"tensors", model_meta}};
   if (opt) {
     optim::OptimizerState os = opt->state_dict();
-    for (const auto& nt : os.tensors) add_tensor(ckpt, "optim." + nt.name, nt.tensor);
+    for (const auto& nt : os.tensors) io::add_tensor(ckpt, "optim." + nt.name, nt.tensor);
     ckpt.meta["optimizer"] = os.meta;
   }
   ckpt.meta["train"] = state.to_json();
@@ -91,7 +58,7 @@ TrainingState restore_checkpoint(const io::Checkpoint& ckpt, nn::Module& model, 
     if (!ckpt.has(key))
       throw std::runtime_error(where + ": the model has '" + nt.name +
                                "' but the checkpoint does not (a checkpoint of another model?)");
-    Tensor t = read_tensor(ckpt, key);
+    Tensor t = io::read_tensor(ckpt, key);
     if (t.shape() != nt.tensor.shape())
       throw std::runtime_error(where + ": '" + nt.name + "' is " + shape_str(t.shape()) +
                                " in the checkpoint but " + shape_str(nt.tensor.shape()) + " in the model");
@@ -103,7 +70,7 @@ TrainingState restore_checkpoint(const io::Checkpoint& ckpt, nn::Module& model, 
       throw std::runtime_error(where + ": holds no optimizer state");
     os.meta = ckpt.meta.at("optimizer");
     for (const auto& e : ckpt.entries())
-      if (e.name.rfind("optim.", 0) == 0) os.tensors.push_back({e.name.substr(6), read_tensor(ckpt, e.name)});
+      if (e.name.rfind("optim.", 0) == 0) os.tensors.push_back({e.name.substr(6), io::read_tensor(ckpt, e.name)});
   }
   TrainingState state = TrainingState::from_json(ckpt.meta.at("train"));
 

@@ -6,8 +6,8 @@
 //   meta     {"kind": "halfgrad-training", "model": {...}, "optimizer": {type, lr, steps, hyper},
 //             "train": {step, epoch, batch_in_epoch, generators: {name: state}, ...}}
 //
-// The container (versioned header, CRC, atomic write) is framework/io/checkpoint.h; this
-// file only decides what goes in. Bit-exact resume needs all of it: the parameters, the
+// The container (versioned header, CRC, atomic write) is framework/io/checkpoint.h, the
+// tensor bridge framework/io/checkpoint_tensor.h; this file only decides what goes in. Bit-exact resume needs all of it: the parameters, the
 // BatchNorm running statistics, the optimizer's buffers and step count, every random
 // generator's state (initialisation is done, but dropout and shuffling still draw), and
 // where in the epoch the data loader was.
@@ -35,9 +35,6 @@ struct TrainingState {
   nlohmann::json to_json() const;
   static TrainingState from_json(const nlohmann::json& j);
 };
-
-// The checkpoint's name for a dtype: "f32", "f16", "bf16", "f64".
-const char* checkpoint_dtype(DType t);
 
 // Builds the container. `opt` may be null (a model-only checkpoint, e.g. for evaluation).
 io::Checkpoint make_checkpoint(const nn::Module& model, const optim::Optimizer* opt,
