@@ -29,8 +29,10 @@ const char* idx_type_name(IdxType t) {
 }
 
 int64_t IdxArray::numel() const {
+  for (int64_t d : dims)
+    if (d == 0) return 0;  // before multiplying: the other dims may be huge
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims) n *= d;  // parse_idx checked that this product fits in the file
   return n;
 }
 
@@ -69,13 +71,14 @@ IdxArray parse_idx(const uint8_t* data, size_t size, const std::string& name) {
   const size_t esize = idx_element_size(a.type);
   const size_t available = size - header;
   uint64_t need = esize;
-  bool overflow = false;
+  bool overflow = false, has_zero = false;
   for (int d = 0; d < ndim; ++d) {
     const uint32_t dim = read_be32(data + 4 + 4 * d);
     a.dims.push_back(dim);
+    has_zero |= dim == 0;
     if (__builtin_mul_overflow(need, uint64_t(dim), &need)) overflow = true;
   }
-  if (need == 0) overflow = false;  // a zero dimension: an empty array, whatever the others say
+  if (has_zero) need = 0, overflow = false;  // an empty array, whatever the other dims say
   if (overflow || need > available) {
     std::string shape;
     for (size_t d = 0; d < a.dims.size(); ++d) shape += (d ? "x" : "") + std::to_string(a.dims[d]);
