@@ -1,0 +1,58 @@
+#pragma once
+// framework/cpu/gemm.h — matrix multiplication on the CPU, the kernel under linear, matmul and conv2d.
+//
+// Every routine here computes, in row-major storage,
+//
+//     C (M,N) = alpha · op(A) · op(B) + beta · C          op(X) = X or Xᵀ
+//
+//   A is stored (M,K) with row stride lda, or with trans_a stored (K,M);
+//   B is stored (K,N) with row stride ldb, or with trans_b stored (N,K);
+//   C is stored (M,N) with row stride ldc.  lda/ldb/ldc ≥ the stored row length.
+//   beta == 0 overwrites C (NaN/Inf already in C are not propagated), as BLAS does.
+//
+// The transpose flags are how the backward passes avoid copies: for Y = X·Wᵀ (linear),
+//   dX = dY·W      -> sgemm(false, false, ...)
+//   dW = dYᵀ·X     -> sgemm(true,  false, ...)
+//
+// How sgemm is made fast (cache blocking, packing, the AVX2+FMA micro-kernel) is told in
+// gemm.cpp's header; gemm_kernel.h and gemm_kernel_*.cpp hold the micro-kernels.
+#include <cstdint>
+
+namespace hg {
+struct half;      // framework/dtype/half.h: IEEE binary16, 16 bits
+struct bfloat16;  // framework/dtype/bfloat16.h: 8-bit exponent, 7-bit mantissa
+}  // namespace hg
+
+namespace hg::cpu {
+
+// FP32: OpenMP-parallel, cache-blocked, with a SIMD micro-kernel chosen at run time.
+void sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+           const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
+           int64_t ldc);
+
+// Tensor-core numerics on the CPU: F16 (or BF16) operands, every product exact (an 11-bit
+// by 11-bit significand product fits in FP32's 24 bits), FP32 accumulation, FP32 output —
+// what an FP16 WMMA/mma instruction with an FP32 accumulator computes. Only the order of
+// the additions differs from a GPU.
+void gemm_f16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+              const hg::half* A, int64_t lda, const hg::half* B, int64_t ldb, float beta,
+              float* C, int64_t ldc);
+void gemm_bf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+               const hg::bfloat16* A, int64_t lda, const hg::bfloat16* B, int64_t ldb,
+               float beta, float* C, int64_t ldc);
+
+// FP64, for finite-difference gradient checks: simple and blocked, not tuned.
+void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double alpha,
+           const double* A, int64_t lda, const double* B, int64_t ldb, double beta, double* C,
+           int64_t ldc);
+
+// Which micro-kernel sgemm (and gemm_f16/bf16) use. Auto picks the widest one this CPU
+// supports (checked once with __builtin_cpu_supports). Tests and the benchmark force a
+// kernel to compare the paths; asking for one the CPU lacks throws std::runtime_error.
+enum class GemmKernel { Auto, Portable, Avx2, Avx512 };
+void set_gemm_kernel(GemmKernel kernel);
+GemmKernel gemm_kernel();             // the kernel in use (never Auto)
+const char* gemm_kernel_name();       // "portable", "avx2+fma", "avx512"
+bool gemm_kernel_supported(GemmKernel kernel);
+
+}  // namespace hg::cpu

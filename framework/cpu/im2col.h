@@ -1,0 +1,57 @@
+#pragma once
+// framework/cpu/im2col.h — turn a convolution into one matrix multiplication.
+//
+// Legend: N batch, C input channels, H W input size, KH KW kernel size, OH OW output size,
+//         F output channels (filters), P = OH·OW output positions, CKK = C·KH·KW.
+//
+//   OH = (H + 2·pad_h - KH) / stride_h + 1        OW = (W + 2·pad_w - KW) / stride_w + 1
+//
+// im2col copies, for every output position, the C·KH·KW input values its filter window
+// covers into one column. Padding positions read as 0. The column matrix is
+//
+//   cols (CKK, P)    row r = (c·KH + kh)·KW + kw,   column q = oh·OW + ow
+//   cols[r][q] = x[c][oh·stride_h - pad_h + kh][ow·stride_w - pad_w + kw]   (0 outside)
+//
+// The row order (c, kh, kw) is the memory order of a weight (F, C, KH, KW), so the weight
+// *is* a (F, CKK) matrix with no copy, and conv2d for one image is one GEMM:
+//
+//   forward   Y  (F, P)   = W (F, CKK) · cols (CKK, P)            y is (F, OH, OW) = (F, P)
+//   backward  dW (F, CKK) += dY (F, P) · colsᵀ                     sgemm(false, true, ...)
+//             dcols (CKK, P) = Wᵀ · dY                             sgemm(true, false, ...)
+//             dx (C, H, W) = col2im(dcols)
+//
+// col2im is the adjoint (transpose) of im2col: every column entry is added back to the input
+// pixel it was copied from, so overlapping windows sum. As linear maps,
+//   <im2col(x), y> = <x, col2im(y)>   for all x, y.
+//
+// Batched layout: `ld_cols` is the row stride of cols. With ld_cols = N·P and image n's
+// columns starting at cols + n·P, the whole batch becomes one (CKK, N·P) matrix and the
+// forward one large GEMM: Y (F, N·P) = W · cols — better for small images, whose
+// per-image GEMMs are too small to run fast. (Y is then (F, N, P); permute to (N, F, P).)
+#include <cstdint>
+
+namespace hg::cpu {
+
+struct ConvGeometry {
+  int64_t C = 1, H = 1, W = 1;      // one input image (C, H, W)
+  int64_t KH = 1, KW = 1;           // kernel size
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;     // zero padding on each side
+  int64_t out_h() const { return (H + 2 * pad_h - KH) / stride_h + 1; }
+  int64_t out_w() const { return (W + 2 * pad_w - KW) / stride_w + 1; }
+  int64_t positions() const { return out_h() * out_w(); }  // P
+  int64_t patch() const { return C * KH * KW; }           // CKK
+  void check() const;  // throws std::invalid_argument naming the bad field
+};
+
+// x: one image (C, H, W), contiguous.  cols: (CKK, P) with row stride ld_cols ≥ P.
+// Overwrites the CKK×P block. OpenMP-parallel over rows.
+void im2col(const float* x, const ConvGeometry& g, float* cols, int64_t ld_cols);
+void im2col(const double* x, const ConvGeometry& g, double* cols, int64_t ld_cols);
+
+// cols: (CKK, P) with row stride ld_cols.  x: one image (C, H, W), OVERWRITTEN with the sum
+// of every column entry that came from each pixel (0 for pixels no window touches).
+void col2im(const float* cols, const ConvGeometry& g, int64_t ld_cols, float* x);
+void col2im(const double* cols, const ConvGeometry& g, int64_t ld_cols, double* x);
+
+}  // namespace hg::cpu

@@ -1,0 +1,48 @@
+// The autocast policy table: the ops the chapter names are where it says, and nothing is
+// listed twice or silently defaulted.
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+
+#include "framework/amp/policy.h"
+
+using hg::amp::CastPolicy;
+using hg::amp::policy_for;
+
+TEST_CASE("tensor-core ops run in lower precision") {
+  for (const char* op : {"matmul", "linear", "conv2d"}) {
+    INFO(op);
+    CHECK(policy_for(op) == CastPolicy::LowerPrecision);
+  }
+}
+
+TEST_CASE("range- and sum-sensitive ops run in F32") {
+  for (const char* op : {"softmax", "log_softmax", "cross_entropy", "mse_loss", "sum", "mean",
+                         "exp", "log", "pow", "batch_norm2d"}) {
+    INFO(op);
+    CHECK(policy_for(op) == CastPolicy::FP32);
+  }
+}
+
+TEST_CASE("multi-input elementwise ops promote") {
+  for (const char* op : {"add", "sub", "mul", "div", "cat"}) {
+    INFO(op);
+    CHECK(policy_for(op) == CastPolicy::Promote);
+  }
+  CHECK(policy_for("relu") == CastPolicy::None);
+}
+
+TEST_CASE("an unknown op name is an error that names the op and the table") {
+  CHECK_THROWS_WITH_AS(policy_for("lineer"), doctest::Contains("'lineer'"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(policy_for("lineer"), doctest::Contains("policy.cpp"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("every op appears once in the table") {
+  std::set<std::string> seen;
+  for (const auto& e : hg::amp::policy_table()) {
+    INFO(e.op);
+    CHECK(seen.insert(e.op).second);
+  }
+}
