@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "framework/cpu/gemm.h"
@@ -46,7 +47,8 @@ uint16_t exact_bf16_bits(double v) {
 
 std::vector<GemmKernel> kernels_here() {
   std::vector<GemmKernel> ks{GemmKernel::Portable};
-  if (hg::cpu::gemm_kernel_supported(GemmKernel::Avx2)) ks.push_back(GemmKernel::Avx2);
+  for (GemmKernel k : {GemmKernel::Avx2, GemmKernel::Avx512})
+    if (hg::cpu::gemm_kernel_supported(k)) ks.push_back(k);
   return ks;
 }
 struct KernelGuard {
@@ -87,7 +89,7 @@ void check_exact(Encode encode, Gemm gemm, const char* name) {
             if (got != float(exact)) ++mismatches;
             max_diff = std::max(max_diff, std::fabs(got - exact));
           }
-        INFO(name << " kernel " << hg::cpu::gemm_kernel_name() << " M=" << M << " N=" << N << " K=" << K
+        INFO(name << " kernel " << std::string(hg::cpu::gemm_kernel_name()) << " M=" << M << " N=" << N << " K=" << K
                   << " ta=" << ta << " tb=" << tb << ": " << mismatches << " mismatches, max |diff| " << max_diff);
         CHECK(mismatches == 0);
       }

@@ -1,0 +1,11 @@
+#pragma once
+// framework/ops/ops.h — every op of the engine. Each header is one op family, forward and
+// backward side by side in its .cpp.
+#include "framework/ops/cast.h"         // cast (to dtype), to_device
+#include "framework/ops/elementwise.h"  // add sub mul div (broadcasting), scalars, in-place helpers
+#include "framework/ops/shape.h"        // reshape flatten slice contiguous clone
+#include "framework/ops/loss.h"         // cross_entropy (fused), mse_loss
+#include "framework/ops/matmul.h"       // matmul (transpose flags), linear
+#include "framework/ops/reduce.h"       // sum, mean (all or along a dim)
+#include "framework/ops/softmax.h"      // softmax, log_softmax
+#include "framework/ops/unary.h"        // relu gelu sigmoid tanh exp log sqrt pow square
