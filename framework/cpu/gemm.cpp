@@ -50,6 +50,8 @@
 
 #include "framework/cpu/gemm_kernel.h"
 #include "framework/cpu/gemm_pack.h"
+#include "framework/dtype/bfloat16.h"
+#include "framework/dtype/half.h"
 
 namespace hg::cpu {
 
@@ -219,8 +221,9 @@ void sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const
   gemm_driver<LoadF32>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-// hg::half and hg::bfloat16 are structs holding one uint16_t (framework/dtype): the kernels
-// read the bits and widen them to FP32 while packing.
+// hg::half and hg::bfloat16 are structs holding one uint16_t (framework/dtype): the packing
+// reads the bits and widens them to FP32.
+static_assert(sizeof(hg::half) == 2 && sizeof(hg::bfloat16) == 2, "16-bit storage types");
 void gemm_f16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const hg::half* A,
               int64_t lda, const hg::half* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   gemm_driver<LoadF16>(ta, tb, M, N, K, alpha, reinterpret_cast<const uint16_t*>(A), lda,

@@ -9,9 +9,13 @@
 // mc·kc·nc multiply-adds.
 //
 // Packing is also where F16 and BF16 become FP32 (exactly: every half and every bfloat16 is
-// a float), so gemm_f16/gemm_bf16 reuse the FP32 kernels unchanged.
+// a float), so gemm_f16/gemm_bf16 reuse the FP32 kernels unchanged and every product in
+// them is exact.
 #include <cstdint>
 #include <cstring>
+
+#include "framework/dtype/bfloat16.h"
+#include "framework/dtype/half.h"
 
 namespace hg::cpu {
 
@@ -24,55 +28,43 @@ struct MatrixView {
   const T* at(int64_t r, int64_t c) const { return trans ? data + c * ld + r : data + r * ld + c; }
 };
 
-// Element loaders: how a stored element becomes a float.
+// Element loaders: how a contiguous run of stored elements becomes floats. F16 and BF16 use
+// framework/dtype's conversions (exact when widening; F16 uses the CPU's F16C when present).
 struct LoadF32 {
-  static float load(float x) { return x; }
+  static void run(const float* src, float* dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
 };
-struct LoadF16 {  // IEEE binary16 bits -> binary32, exact
-  static float load(uint16_t h) {
-    uint32_t sign = uint32_t(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
-    if (exp == 0x1f) {
-      bits = sign | 0x7f800000u | (man << 13);          // inf, NaN (payload kept)
-    } else if (exp != 0) {
-      bits = sign | ((exp + 112) << 23) | (man << 13);  // normal: rebias 15 -> 127
-    } else if (man == 0) {
-      bits = sign;                                      // ±0
-    } else {                                            // subnormal man·2^-24: normalise
-      int shift = 0;
-      while ((man & 0x400u) == 0) { man <<= 1; ++shift; }
-      bits = sign | (uint32_t(113 - shift) << 23) | ((man & 0x3ffu) << 13);
-    }
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
+struct LoadF16 {
+  static void run(const uint16_t* src, float* dst, int64_t n) { half_bits_to_float_n(src, dst, size_t(n)); }
+};
+struct LoadBF16 {
+  static void run(const uint16_t* src, float* dst, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = bf16_bits_to_float(src[i]);
   }
 };
-struct LoadBF16 {  // bfloat16 is the upper half of a binary32
-  static float load(uint16_t h) {
-    const uint32_t bits = uint32_t(h) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-  }
-};
+
+// Longest contiguous run a pack routine converts at once (a stack buffer): KC and MR, NR
+// are all below it; longer runs are done in pieces.
+constexpr int64_t kPackRun = 1024;
 
 // Pack the (mc, kc) block of op(A) starting at (i0, p0) into ceil(mc/MR) slivers,
 // each (kc, MR) k-major:  out[s·kc·MR + k·MR + r] = op(A)(i0 + s·MR + r, p0 + k), 0 past mc.
 template <class Load, class T>
 void pack_a(const MatrixView<T>& A, int64_t i0, int64_t p0, int64_t mc, int64_t kc, int mr, float* out) {
+  float run[kPackRun];
   for (int64_t s = 0; s < mc; s += mr, out += kc * mr) {
     const int rows = int(mc - s < mr ? mc - s : mr);
     if (A.trans) {  // op(A) row i is a column of the stored A: r is the contiguous index
       for (int64_t k = 0; k < kc; ++k) {
-        const T* src = A.at(i0 + s, p0 + k);
-        for (int r = 0; r < rows; ++r) out[k * mr + r] = Load::load(src[r]);
+        Load::run(A.at(i0 + s, p0 + k), out + k * mr, rows);
         for (int r = rows; r < mr; ++r) out[k * mr + r] = 0.f;
       }
-    } else {        // k is the contiguous index: walk each row, write with stride mr
-      for (int r = 0; r < rows; ++r) {
-        const T* src = A.at(i0 + s + r, p0);
-        for (int64_t k = 0; k < kc; ++k) out[k * mr + r] = Load::load(src[k]);
-      }
+    } else {        // k is the contiguous index: convert a piece of a row, write it with stride mr
+      for (int r = 0; r < rows; ++r)
+        for (int64_t k0 = 0; k0 < kc; k0 += kPackRun) {
+          const int64_t n = kc - k0 < kPackRun ? kc - k0 : kPackRun;
+          Load::run(A.at(i0 + s + r, p0 + k0), run, n);
+          for (int64_t k = 0; k < n; ++k) out[(k0 + k) * mr + r] = run[k];
+        }
       for (int r = rows; r < mr; ++r)
         for (int64_t k = 0; k < kc; ++k) out[k * mr + r] = 0.f;
     }
@@ -83,19 +75,21 @@ void pack_a(const MatrixView<T>& A, int64_t i0, int64_t p0, int64_t mc, int64_t 
 // each (kc, NR) k-major:  out[s·kc·NR + k·NR + c] = op(B)(p0 + k, j0 + s·NR + c), 0 past nc.
 template <class Load, class T>
 void pack_b(const MatrixView<T>& B, int64_t p0, int64_t j0, int64_t kc, int64_t nc, int nr, float* out) {
+  float run[kPackRun];
   for (int64_t s = 0; s < nc; s += nr, out += kc * nr) {
     const int cols = int(nc - s < nr ? nc - s : nr);
     if (!B.trans) {  // a row of B: c is the contiguous index
       for (int64_t k = 0; k < kc; ++k) {
-        const T* src = B.at(p0 + k, j0 + s);
-        for (int c = 0; c < cols; ++c) out[k * nr + c] = Load::load(src[c]);
+        Load::run(B.at(p0 + k, j0 + s), out + k * nr, cols);
         for (int c = cols; c < nr; ++c) out[k * nr + c] = 0.f;
       }
     } else {         // B stored (N, K): k is the contiguous index
-      for (int c = 0; c < cols; ++c) {
-        const T* src = B.at(p0, j0 + s + c);
-        for (int64_t k = 0; k < kc; ++k) out[k * nr + c] = Load::load(src[k]);
-      }
+      for (int c = 0; c < cols; ++c)
+        for (int64_t k0 = 0; k0 < kc; k0 += kPackRun) {
+          const int64_t n = kc - k0 < kPackRun ? kc - k0 : kPackRun;
+          Load::run(B.at(p0 + k0, j0 + s + c), run, n);
+          for (int64_t k = 0; k < n; ++k) out[(k0 + k) * nr + c] = run[k];
+        }
       for (int c = cols; c < nr; ++c)
         for (int64_t k = 0; k < kc; ++k) out[k * nr + c] = 0.f;
     }

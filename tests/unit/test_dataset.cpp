@@ -225,7 +225,7 @@ TEST_CASE("fashion-mnist: the real dataset (when installed) has the published si
   hg::data::check_consistent(train, "train");
   // The mean and std that chapter 02 normalises with (0.2860, 0.3530) are the training set's.
   const hg::data::MeanStd ms = hg::data::pixel_mean_std(train);
-  INFO("train pixel mean ", ms.mean, " std ", ms.std);
+  MESSAGE("FashionMNIST train pixels: mean " << ms.mean << ", std " << ms.std);
   CHECK(std::abs(ms.mean - 0.2860) < 5e-4);
   CHECK(std::abs(ms.std - 0.3530) < 5e-4);
   // Both splits are balanced: 6000 / 1000 images of every class.
