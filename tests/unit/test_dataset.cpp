@@ -259,6 +259,30 @@ TEST_CASE("normalize and pixel statistics") {
   CHECK_THROWS_AS(hg::data::normalize(ds, 0.0f, 0.0f), std::invalid_argument);
 }
 
+TEST_CASE("normalize per channel") {
+  ImageDataset ds;  // 2 images, 2 channels, 1x2 pixels
+  ds.n = 2;
+  ds.channels = 2;
+  ds.height = 1;
+  ds.width = 2;
+  //            img0: c0    c1        img1: c0    c1
+  ds.images = {0.0f, 1.0f, 0.5f, 0.5f, 1.0f, 0.0f, 0.5f, 0.5f};
+  ds.labels = {0, 0};
+  ds.num_classes = 1;
+  ds.class_names = {"a"};
+  // channel 0 holds 0, 1, 1, 0 → mean 0.5, std 0.5; channel 1 holds 0.5 four times → std 0.
+  const auto ms = hg::data::channel_mean_std(ds);
+  REQUIRE(ms.size() == 2);
+  CHECK(ms[0].mean == doctest::Approx(0.5));
+  CHECK(ms[0].std == doctest::Approx(0.5));
+  CHECK(ms[1].mean == doctest::Approx(0.5));
+  CHECK(ms[1].std == doctest::Approx(0.0));
+  hg::data::normalize(ds, std::vector<float>{0.5f, 0.25f}, std::vector<float>{0.5f, 2.0f});
+  const std::vector<float> expect = {-1.0f, 1.0f, 0.125f, 0.125f, 1.0f, -1.0f, 0.125f, 0.125f};
+  for (size_t i = 0; i < expect.size(); ++i) CHECK(ds.images[i] == doctest::Approx(expect[i]));
+  CHECK_THROWS_AS(hg::data::normalize(ds, std::vector<float>{0.5f}, std::vector<float>{1.0f}), std::invalid_argument);
+}
+
 // ---- image folders -------------------------------------------------------------------------
 
 namespace {
