@@ -72,7 +72,8 @@ bool cpu_has(GemmKernel k) {
     case GemmKernel::Auto:
     case GemmKernel::Portable: return true;
     case GemmKernel::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case GemmKernel::Avx512: return __builtin_cpu_supports("avx512f");
+    case GemmKernel::Avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
   }
   return false;
 #else
@@ -166,11 +167,11 @@ void gemm_rectangle(const MicroKernel& uk, const MatrixView<T>& A, const MatrixV
     const int64_t nc = std::min(NC, N - jc);
     for (int64_t pc = 0; pc < K; pc += KC) {                      // 4th loop
       const int64_t kc = std::min(KC, K - pc);
-      pack_b<Load>(B, pc, n0 + jc, kc, nc, NR, Bp);
+      pack_b<Load>(B, pc, n0 + jc, kc, nc, NR, uk.transpose8, Bp);
       const float beta_here = pc == 0 ? beta : 1.f;  // later K blocks accumulate onto C
       for (int64_t ic = 0; ic < M; ic += MC) {                    // 3rd loop
         const int64_t mc = std::min(MC, M - ic);
-        pack_a<Load>(A, m0 + ic, pc, mc, kc, MR, Ap);
+        pack_a<Load>(A, m0 + ic, pc, mc, kc, MR, uk.transpose8, Ap);
         for (int64_t jr = 0; jr < nc; jr += NR) {                 // 2nd loop
           const float* b = Bp + jr * kc;
           const int64_t nr = std::min<int64_t>(NR, nc - jr);
