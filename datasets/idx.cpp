@@ -29,8 +29,10 @@ const char* idx_type_name(IdxType t) {
 }
 
 int64_t IdxArray::numel() const {
+  for (int64_t d : dims)
+    if (d == 0) return 0;  // before multiplying: the other dims may be huge
   int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  for (int64_t d : dims) n *= d;  // parse_idx checked that this product fits in the file
   return n;
 }
 
@@ -64,25 +66,26 @@ IdxArray parse_idx(const uint8_t* data, size_t size, const std::string& name) {
   if (size < header)
     throw fail(size, fmt::format("IDX header cut short: {} dimensions need {} header bytes, file has {}",
                                  ndim, header, size));
-  // Multiply the dimensions carefully: a corrupt header must not overflow into a small number.
+  // Multiply the dimensions carefully: a corrupt header must not overflow into a small number
+  // (65536^4 = 2^64 would wrap to 0 and "match" an empty file).
   const size_t esize = idx_element_size(a.type);
   const size_t available = size - header;
-  size_t need = esize;
-  bool too_big = false;
+  uint64_t need = esize;
+  bool overflow = false, has_zero = false;
   for (int d = 0; d < ndim; ++d) {
     const uint32_t dim = read_be32(data + 4 + 4 * d);
     a.dims.push_back(dim);
-    if (dim != 0 && need > available / dim) too_big = true;  // need * dim > available
-    else need *= dim;
+    has_zero |= dim == 0;
+    if (__builtin_mul_overflow(need, uint64_t(dim), &need)) overflow = true;
   }
-  if (too_big || need > available) {
+  if (has_zero) need = 0, overflow = false;  // an empty array, whatever the other dims say
+  if (overflow || need > available) {
     std::string shape;
     for (size_t d = 0; d < a.dims.size(); ++d) shape += (d ? "x" : "") + std::to_string(a.dims[d]);
     throw fail(size, fmt::format("short data: header says {} elements of type {} ({} bytes "
                                  "from offset {}), but only {} data bytes follow (truncated?)",
                                  shape, idx_type_name(a.type),
-                                 too_big ? "more than " + std::to_string(available)
-                                         : std::to_string(need),
+                                 overflow ? std::string("more than 2^64") : std::to_string(need),
                                  header, available));
   }
   if (need < available)

@@ -196,6 +196,8 @@ TEST_CASE("idx: absurd dimensions are refused without allocating or overflowing"
   // A zero dimension is a legal empty array.
   const Bytes empty = idx_file(0x08, {0, 28, 28}, {});
   CHECK(hg::data::parse_idx(empty.data(), empty.size(), "empty").numel() == 0);
+  const Bytes empty_huge = idx_file(0x08, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0}, {});
+  CHECK(hg::data::parse_idx(empty_huge.data(), empty_huge.size(), "empty").numel() == 0);
 }
 
 TEST_CASE("idx: truncated and corrupted gzip are errors naming the file") {
