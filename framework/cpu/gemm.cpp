@@ -44,12 +44,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <stdexcept>
 
 #include "framework/cpu/gemm_kernel.h"
 #include "framework/cpu/gemm_pack.h"
+#include "framework/dtype/bfloat16.h"
+#include "framework/dtype/half.h"
 
 namespace hg::cpu {
 
@@ -187,16 +190,21 @@ void gemm_driver(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
   const MicroKernel& uk = micro_kernel_for(gemm_kernel());
   const MatrixView<T> a{A, lda, ta}, b{B, ldb, tb};
 
-  // The thread grid tm × tn: pick the factorisation whose rectangles have the smallest
-  // perimeter in tiles (less duplicated packing), while every thread gets some rows/columns.
+  // The thread grid tm × tn. First balance: the busiest thread's share of MR×NR tiles,
+  // ceil(mt/tm)·ceil(nt/tn), as small as possible (M = 32 with MR = 12 is 3 tile rows: split
+  // in 2 they give one thread twice the work, so split N instead). Then, among equally
+  // balanced grids, the smallest rectangle perimeter (less duplicated packing).
   const int T_ = threads_for(M, N, K);
   const int64_t mt = (M + uk.mr - 1) / uk.mr, nt = (N + uk.nr - 1) / uk.nr;  // tiles
   int tm = 1, tn = T_;
-  double best = 1e300;
+  int64_t best_work = INT64_MAX;
+  double best_perimeter = 1e300;
   for (int f = 1; f <= T_; ++f) {
     if (T_ % f != 0 || f > mt || T_ / f > nt) continue;
-    const double cost = double(mt) / f * uk.mr + double(nt) / (T_ / f) * uk.nr;
-    if (cost < best) best = cost, tm = f, tn = T_ / f;
+    const int64_t work = ((mt + f - 1) / f) * ((nt + T_ / f - 1) / (T_ / f));
+    const double perimeter = double(mt) / f * uk.mr + double(nt) / (T_ / f) * uk.nr;
+    if (work < best_work || (work == best_work && perimeter < best_perimeter))
+      best_work = work, best_perimeter = perimeter, tm = f, tn = T_ / f;
   }
   if (tm > mt || tn > nt) tm = tn = 1;  // too small to split at all
 
@@ -219,8 +227,9 @@ void sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const
   gemm_driver<LoadF32>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-// hg::half and hg::bfloat16 are structs holding one uint16_t (framework/dtype): the kernels
-// read the bits and widen them to FP32 while packing.
+// hg::half and hg::bfloat16 are structs holding one uint16_t (framework/dtype): the packing
+// reads the bits and widens them to FP32.
+static_assert(sizeof(hg::half) == 2 && sizeof(hg::bfloat16) == 2, "16-bit storage types");
 void gemm_f16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const hg::half* A,
               int64_t lda, const hg::half* B, int64_t ldb, float beta, float* C, int64_t ldc) {
   gemm_driver<LoadF16>(ta, tb, M, N, K, alpha, reinterpret_cast<const uint16_t*>(A), lda,

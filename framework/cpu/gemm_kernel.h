@@ -17,7 +17,7 @@
 // Three kernels, chosen at run time (gemm.cpp): the same arithmetic, different widths.
 //   portable     plain C++ loops (the compiler vectorises what it can for the base ISA)
 //   avx2+fma     6×16: 12 ymm accumulators, see gemm_kernel_avx2.cpp for the register picture
-//   avx512       12×32: 24 zmm accumulators (gemm_kernel_avx512.cpp)
+//   avx512       8×32: 16 zmm accumulators (gemm_kernel_avx512.cpp)
 #include <cstdint>
 
 namespace hg::cpu {

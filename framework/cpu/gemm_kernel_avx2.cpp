@@ -31,6 +31,12 @@ constexpr int MR = 6, NR = 16;
 __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* a, const float* b,
                                                      float* c, int64_t ldc, float alpha,
                                                      float beta) {
+  // The C tile is needed only after the k loop, but it is rarely in cache (C is walked tile
+  // by tile, not sequentially): ask for its cache lines now so they arrive during the loop.
+  for (int r = 0; r < MR; ++r) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + NR - 1), _MM_HINT_T0);
+  }
   __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
   __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
   __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();

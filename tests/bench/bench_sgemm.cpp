@@ -1,6 +1,7 @@
 // bench_sgemm — halfgrad's sgemm against OpenBLAS, same sizes, same threads, same run.
 //
 //   bench_sgemm [--sizes 256,512,1024,2048] [--threads 2] [--kernels all|best] [--min-time 0.5]
+//               [--no-training]     (skip the second table: the GEMM shapes chapter 02 trains with)
 //
 // OpenBLAS is the anchor only: it is loaded here with dlopen at run time, so the engine never
 // links a BLAS. Debian's OpenMP build (libopenblas0-openmp) is looked for first, because it
@@ -27,7 +28,7 @@ namespace {
 
 // ---- OpenBLAS through dlopen --------------------------------------------------------------
 // cblas_sgemm(order, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)
-enum { CblasRowMajor = 101, CblasNoTrans = 111 };
+enum { CblasRowMajor = 101, CblasNoTrans = 111, CblasTrans = 112 };
 using cblas_sgemm_t = void (*)(int, int, int, int, int, int, float, const float*, int,
                                const float*, int, float, float*, int);
 using set_threads_t = void (*)(int);
@@ -96,6 +97,82 @@ double check_sampled(const std::vector<float>& A, const std::vector<float>& B,
   return worst;
 }
 
+// The GEMMs one training step of chapter 02 runs (batch 128), with their transpose flags:
+// Linear y = x·Wᵀ, dx = dy·W, dW = dyᵀ·x; conv2d through the batched im2col of
+// framework/ops/conv.cpp: Y (F, N·P) = W·cols, dW = dY·colsᵀ, dcols = Wᵀ·dY.
+struct Shape {
+  const char* what;
+  bool ta, tb;
+  int M, N, K;
+};
+const Shape kTrainingShapes[] = {
+    {"mlp fc1 forward      x.W1^T", false, true, 128, 512, 784},
+    {"mlp fc1 dW1          dy^T.x", true, false, 512, 784, 128},
+    {"mlp fc2 forward      h.W2^T", false, true, 128, 256, 512},
+    {"mlp fc2 dx           dy.W2", false, false, 128, 512, 256},
+    {"mlp fc2 dW2          dy^T.h", true, false, 256, 512, 128},
+    {"cnn conv1 forward   W.cols", false, false, 32, 100352, 9},
+    {"cnn conv2 forward   W.cols", false, false, 64, 25088, 288},
+    {"cnn conv2 dW     dY.cols^T", false, true, 64, 288, 25088},
+    {"cnn conv2 dcols     W^T.dY", true, false, 288, 25088, 64},
+    {"cnn fc1 forward      x.W^T", false, true, 128, 128, 3136},
+    {"cnn fc1 dW           dy^T.x", true, false, 128, 3136, 128},
+};
+
+bool training_shapes(const OpenBlas& ob, int threads, double min_time) {
+  std::printf("\nchapter 02's GEMM shapes (automatic kernel, %d threads)\n", threads);
+  std::printf("%-28s %2s %2s %6s %6s %6s %10s %10s %8s\n", "", "tA", "tB", "M", "N", "K", "halfgrad",
+              ob.sgemm ? "OpenBLAS" : "", ob.sgemm ? "ratio" : "");
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> U(-1.f, 1.f);
+  bool ok = true;
+  for (const Shape& sh : kTrainingShapes) {
+    const int64_t a_cols = sh.ta ? sh.M : sh.K, b_cols = sh.tb ? sh.K : sh.N;
+    std::vector<float> A(size_t(sh.M) * sh.K), B(size_t(sh.K) * sh.N), C(size_t(sh.M) * sh.N),
+        Cref(C.size());
+    for (auto& v : A) v = U(rng);
+    for (auto& v : B) v = U(rng);
+    auto ours = [&] {
+      hg::cpu::sgemm(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, A.data(), a_cols, B.data(), b_cols, 0.f,
+                     C.data(), sh.N);
+    };
+    auto theirs = [&] {
+      ob.sgemm(CblasRowMajor, sh.ta ? CblasTrans : CblasNoTrans, sh.tb ? CblasTrans : CblasNoTrans,
+               sh.M, sh.N, sh.K, 1.f, A.data(), int(a_cols), B.data(), int(b_cols), 0.f, Cref.data(), sh.N);
+    };
+    ours();
+    // validate: sampled entries against a double reference
+    std::uniform_int_distribution<int> ri(0, sh.M - 1), ci(0, sh.N - 1);
+    double worst = 0;
+    for (int s = 0; s < 200; ++s) {
+      const int i = ri(rng), j = ci(rng);
+      double ref = 0, mag = 0;
+      for (int k = 0; k < sh.K; ++k) {
+        const double p = double(sh.ta ? A[size_t(k) * a_cols + i] : A[size_t(i) * a_cols + k]) *
+                         (sh.tb ? B[size_t(j) * b_cols + k] : B[size_t(k) * b_cols + j]);
+        ref += p;
+        mag += std::fabs(p);
+      }
+      worst = std::max(worst, std::fabs(C[size_t(i) * sh.N + j] - ref) / (2.0 * sh.K * 1.1920929e-7 * mag));
+    }
+    if (worst > 1.0) {
+      std::printf("%-28s WRONG (err/tolerance %.3g)\n", sh.what, worst);
+      ok = false;
+      continue;
+    }
+    const double flops = 2.0 * sh.M * sh.N * double(sh.K);
+    const double g_ours = flops / best_seconds(ours, min_time) * 1e-9;
+    std::printf("%-28s %2d %2d %6d %6d %6d %10.1f", sh.what, sh.ta, sh.tb, sh.M, sh.N, sh.K, g_ours);
+    if (ob.sgemm) {
+      const double g_ob = flops / best_seconds(theirs, min_time) * 1e-9;
+      std::printf(" %10.1f %7.0f%%", g_ob, 100.0 * g_ours / g_ob);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,6 +186,8 @@ int main(int argc, char** argv) {
   app.add_option("--kernels", kernels, "all: every micro-kernel this CPU runs; best: the automatic one")
       ->check(CLI::IsMember({"all", "best"}));
   app.add_option("--min-time", min_time, "seconds of timing per entry (best repetition is kept)");
+  bool training = true;
+  app.add_flag("!--no-training", training, "skip the table of chapter 02's GEMM shapes");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -213,6 +292,7 @@ int main(int argc, char** argv) {
     std::printf("\n");
     std::fflush(stdout);
   }
+  if (training) all_valid = training_shapes(ob, threads, min_time) && all_valid;
   if (!all_valid) {
     std::printf("\nsome results did not validate: no figure is printed for them\n");
     return 1;

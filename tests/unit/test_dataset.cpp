@@ -225,7 +225,7 @@ TEST_CASE("fashion-mnist: the real dataset (when installed) has the published si
   hg::data::check_consistent(train, "train");
   // The mean and std that chapter 02 normalises with (0.2860, 0.3530) are the training set's.
   const hg::data::MeanStd ms = hg::data::pixel_mean_std(train);
-  INFO("train pixel mean ", ms.mean, " std ", ms.std);
+  MESSAGE("FashionMNIST train pixels: mean " << ms.mean << ", std " << ms.std);
   CHECK(std::abs(ms.mean - 0.2860) < 5e-4);
   CHECK(std::abs(ms.std - 0.3530) < 5e-4);
   // Both splits are balanced: 6000 / 1000 images of every class.
@@ -257,6 +257,30 @@ TEST_CASE("normalize and pixel statistics") {
                            (1.0f - 0.2860f) / 0.3530f, (0.5f - 0.2860f) / 0.3530f};
   for (int i = 0; i < 4; ++i) CHECK(ds.images[size_t(i)] == doctest::Approx(expect[i]).epsilon(1e-6));
   CHECK_THROWS_AS(hg::data::normalize(ds, 0.0f, 0.0f), std::invalid_argument);
+}
+
+TEST_CASE("normalize per channel") {
+  ImageDataset ds;  // 2 images, 2 channels, 1x2 pixels
+  ds.n = 2;
+  ds.channels = 2;
+  ds.height = 1;
+  ds.width = 2;
+  //            img0: c0    c1        img1: c0    c1
+  ds.images = {0.0f, 1.0f, 0.5f, 0.5f, 1.0f, 0.0f, 0.5f, 0.5f};
+  ds.labels = {0, 0};
+  ds.num_classes = 1;
+  ds.class_names = {"a"};
+  // channel 0 holds 0, 1, 1, 0 → mean 0.5, std 0.5; channel 1 holds 0.5 four times → std 0.
+  const auto ms = hg::data::channel_mean_std(ds);
+  REQUIRE(ms.size() == 2);
+  CHECK(ms[0].mean == doctest::Approx(0.5));
+  CHECK(ms[0].std == doctest::Approx(0.5));
+  CHECK(ms[1].mean == doctest::Approx(0.5));
+  CHECK(ms[1].std == doctest::Approx(0.0));
+  hg::data::normalize(ds, std::vector<float>{0.5f, 0.25f}, std::vector<float>{0.5f, 2.0f});
+  const std::vector<float> expect = {-1.0f, 1.0f, 0.125f, 0.125f, 1.0f, -1.0f, 0.125f, 0.125f};
+  for (size_t i = 0; i < expect.size(); ++i) CHECK(ds.images[i] == doctest::Approx(expect[i]));
+  CHECK_THROWS_AS(hg::data::normalize(ds, std::vector<float>{0.5f}, std::vector<float>{1.0f}), std::invalid_argument);
 }
 
 // ---- image folders -------------------------------------------------------------------------
