@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <memory>
 #include <vector>
 
 #include "framework/autograd/node.h"
@@ -23,6 +24,12 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* A, in
   cpu::dgemm(ta, tb, M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
 }
 
+// A scratch buffer of n uninitialised values (std::vector would zero them first: a wasted
+// pass over memory the GEMM or im2col overwrites anyway).
+template <class T> std::unique_ptr<T[]> scratch(int64_t n) {
+  return std::unique_ptr<T[]>(new T[static_cast<size_t>(n)]);
+}
+
 struct ConvShape {
   int64_t N, F;
   cpu::ConvGeometry g;
@@ -31,25 +38,25 @@ struct ConvShape {
 };
 
 // cols (CKK, N·P): image n's columns start at column n·P.
-template <class T> std::vector<T> batch_im2col(const T* x, const ConvShape& s) {
+template <class T> std::unique_ptr<T[]> batch_im2col(const T* x, const ConvShape& s) {
   const int64_t P = s.P(), NP = s.N * P, img = s.g.C * s.g.H * s.g.W;
-  std::vector<T> cols(static_cast<size_t>(s.CKK() * NP));
+  auto cols = scratch<T>(s.CKK() * NP);
 #pragma omp parallel for if (s.N > 1)
-  for (int64_t n = 0; n < s.N; ++n) cpu::im2col(x + n * img, s.g, cols.data() + n * P, NP);
+  for (int64_t n = 0; n < s.N; ++n) cpu::im2col(x + n * img, s.g, cols.get() + n * P, NP);
   return cols;
 }
 
 // y (N, F, P) = w (F, CKK) · cols + b
 template <class T> void conv_forward(const T* x, const T* w, const T* b, T* y, const ConvShape& s) {
   const int64_t P = s.P(), NP = s.N * P, F = s.F;
-  std::vector<T> cols = batch_im2col(x, s);
-  std::vector<T> out(static_cast<size_t>(F * NP));  // (F, N·P)
-  gemm(false, false, F, NP, s.CKK(), w, s.CKK(), cols.data(), NP, T(0), out.data(), NP);
+  auto cols = batch_im2col(x, s);
+  auto out = scratch<T>(F * NP);  // (F, N·P)
+  gemm(false, false, F, NP, s.CKK(), w, s.CKK(), cols.get(), NP, T(0), out.get(), NP);
   // (F, N, P) -> (N, F, P), adding the bias on the way
 #pragma omp parallel for collapse(2) if (F * NP > (1 << 15))
   for (int64_t n = 0; n < s.N; ++n)
     for (int64_t f = 0; f < F; ++f) {
-      const T* src = out.data() + f * NP + n * P;
+      const T* src = out.get() + f * NP + n * P;
       T* dst = y + (n * F + f) * P;
       const T bias = b ? b[f] : T(0);
       for (int64_t p = 0; p < P; ++p) dst[p] = src[p] + bias;
@@ -61,7 +68,7 @@ template <class T>
 void conv_backward(const T* x, const T* w, const T* dy, T* dx, T* dw, T* db, const ConvShape& s) {
   const int64_t P = s.P(), NP = s.N * P, F = s.F, CKK = s.CKK();
   // dY as (F, N·P), the layout the GEMMs want
-  std::vector<T> dyp(static_cast<size_t>(F * NP));
+  auto dyp = scratch<T>(F * NP);
 #pragma omp parallel for collapse(2) if (F * NP > (1 << 15))
   for (int64_t n = 0; n < s.N; ++n)
     for (int64_t f = 0; f < F; ++f)
@@ -75,16 +82,16 @@ void conv_backward(const T* x, const T* w, const T* dy, T* dx, T* dw, T* db, con
     }
   // dW (F, CKK) = dY (F, N·P) · colsᵀ (N·P, CKK)   — cols recomputed, not saved: less memory
   if (dw) {
-    std::vector<T> cols = batch_im2col(x, s);
-    gemm(false, true, F, CKK, NP, dyp.data(), NP, cols.data(), NP, T(0), dw, CKK);
+    auto cols = batch_im2col(x, s);
+    gemm(false, true, F, CKK, NP, dyp.get(), NP, cols.get(), NP, T(0), dw, CKK);
   }
   // dcols (CKK, N·P) = Wᵀ (CKK, F) · dY (F, N·P);  dx = col2im(dcols), image by image
   if (dx) {
-    std::vector<T> dcols(static_cast<size_t>(CKK * NP));
-    gemm(true, false, CKK, NP, F, w, CKK, dyp.data(), NP, T(0), dcols.data(), NP);
+    auto dcols = scratch<T>(CKK * NP);
+    gemm(true, false, CKK, NP, F, w, CKK, dyp.get(), NP, T(0), dcols.get(), NP);
     const int64_t img = s.g.C * s.g.H * s.g.W;
 #pragma omp parallel for if (s.N > 1)
-    for (int64_t n = 0; n < s.N; ++n) cpu::col2im(dcols.data() + n * P, s.g, NP, dx + n * img);
+    for (int64_t n = 0; n < s.N; ++n) cpu::col2im(dcols.get() + n * P, s.g, NP, dx + n * img);
   }
 }
 

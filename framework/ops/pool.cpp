@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -57,22 +58,20 @@ Tensor max_pool2d(const Tensor& x_in, int64_t kernel, int64_t stride, int64_t pa
       const T* xp = px + plane * s.H * s.W;
       for (int64_t oh = 0; oh < s.OH; ++oh)
         for (int64_t ow = 0; ow < s.OW; ++ow) {
-          Cm best = -INFINITY;
-          int32_t best_i = -1;
-          for (int64_t kh = 0; kh < s.K; ++kh) {
-            int64_t h = oh * s.S - s.P + kh;
-            if (h < 0 || h >= s.H) continue;
-            for (int64_t kw = 0; kw < s.K; ++kw) {
-              int64_t w = ow * s.S - s.P + kw;
-              if (w < 0 || w >= s.W) continue;
+          // the window clipped to the image (padding never wins: it is −inf)
+          const int64_t h0 = std::max<int64_t>(oh * s.S - s.P, 0), h1 = std::min(oh * s.S - s.P + s.K, s.H);
+          const int64_t w0 = std::max<int64_t>(ow * s.S - s.P, 0), w1 = std::min(ow * s.S - s.P + s.K, s.W);
+          Cm best = load(xp[h0 * s.W + w0]);
+          int32_t best_i = static_cast<int32_t>(h0 * s.W + w0);
+          for (int64_t h = h0; h < h1; ++h)
+            for (int64_t w = w0; w < w1; ++w) {
               Cm v = load(xp[h * s.W + w]);
               // '>' keeps the first maximum (as PyTorch); a NaN wins, so it propagates
-              if (best_i < 0 || v > best || (std::isnan(v) && !std::isnan(best))) {
+              if (v > best || (std::isnan(v) && !std::isnan(best))) {
                 best = v;
                 best_i = static_cast<int32_t>(h * s.W + w);
               }
             }
-          }
           int64_t o = (plane * s.OH + oh) * s.OW + ow;
           py[o] = store<T>(best);
           am[o] = best_i;
