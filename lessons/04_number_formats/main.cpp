@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "framework/dtype/float_format.h"
+#include "framework/dtype/bfloat16.h"
 #include "framework/dtype/half.h"
 
 namespace {
@@ -155,18 +156,22 @@ void lost_update_example() {
   const int steps = 10000;
   float w32 = 1.0f;
   hg::half w16(1.0f);
+  hg::bfloat16 wbf(1.0f);
   for (int i = 0; i < steps; ++i) {
     w32 += update;
-    w16 = hg::half(float(w16) + update);
+    w16 = hg::half(float(w16) + update);  // compute in float, store in the narrow format
+    wbf = hg::bfloat16(float(wbf) + update);
   }
   double eps = hg::kFP16.epsilon();
   fmt::print("   The same at 1.0: the gap is epsilon = {}, so an update smaller than half of it, "
              "{}, vanishes.\n",
              num(eps), num(eps / 2));
-  fmt::print("   {} updates of +{} to a weight of 1.0:  FP32 weight -> {:.6f}   FP16 weight -> "
-             "{:.6f}\n",
-             steps, update, w32, float(w16));
-  fmt::print("   Every FP16 update was lost. Chapter 07 keeps an FP32 master copy of the weights.\n");
+  fmt::print("   {} updates of +{} to a weight of 1.0:\n", steps, update);
+  fmt::print("     FP32 weight -> {:.6f}   FP16 weight -> {:.6f}   BF16 weight -> {:.6f}\n", w32,
+             float(w16), float(wbf));
+  fmt::print("   Every FP16 and BF16 update was lost (BF16's gap at 1.0 is even wider, {}).\n"
+             "   Chapter 07 keeps an FP32 master copy of the weights for exactly this reason.\n",
+             num(hg::kBF16.epsilon()));
 }
 
 void point_one_example(const std::vector<const hg::FloatFormat*>& formats) {
@@ -175,7 +180,6 @@ void point_one_example(const std::vector<const hg::FloatFormat*>& formats) {
     hg::Decomposed d = hg::decompose(0.1, *f);
     fmt::print("   {:<9} {:<34} relative error {:.2e}\n", f->name, d.exact_decimal, d.rel_error);
   }
-  fmt::print("   Try: ./lab lesson 04 --value 0.1   (all fields, errors, ulps)\n");
 }
 
 // "0.1", "1e-8", "-65520", "inf", "nan", "0x1p-24" and "2^-24" are numbers.
@@ -247,5 +251,8 @@ int main(int argc, char** argv) {
   underflow_example();
   lost_update_example();
   point_one_example(formats);
+  fmt::print("\nNext: ./lab lesson 04 --value 0.1        every field, the exact value, the error in ulps\n"
+             "      ./lab lesson 04 --value 70000,1e-8 --format bf16\n"
+             "      lessons/04_number_formats/README.md  the chapter; exercise.cpp, then ./lab check 04\n");
   return 0;
 }
