@@ -28,6 +28,9 @@ int image_threads(int64_t N) {
   return N >= most ? most : 1;
 }
 
+// Images are handed out dynamically (a thread that was slowed down — by another program, or
+// by a bigger share of work — simply takes fewer): each output y_n is computed by one thread
+// alone, so which thread does it does not change a bit of the result.
 template <class T>
 void forward_impl(const T* x, const T* w, const T* b, T* y, int64_t N, int64_t F, const ConvGeometry& g) {
   g.check();
@@ -35,7 +38,7 @@ void forward_impl(const T* x, const T* w, const T* b, T* y, int64_t N, int64_t F
 #pragma omp parallel num_threads(image_threads(N))
   {
     std::vector<T> cols(size_t(CKK * P));  // (CKK, P): this thread's workspace
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
     for (int64_t n = 0; n < N; ++n) {
       T* yn = y + n * F * P;  // (F, P)
       im2col(x + n * image, g, cols.data(), P);
@@ -47,50 +50,58 @@ void forward_impl(const T* x, const T* w, const T* b, T* y, int64_t N, int64_t F
   }
 }
 
+// dW and db are sums over the images. To keep them bit-identical from run to run however the
+// images are shared out, the batch is cut into a fixed number of groups of consecutive
+// images; a group is summed by one thread in image order, and the group sums are added in
+// group order at the end. (A sum per thread would depend on which thread took which image.)
+constexpr int64_t kGradGroups = 16;
+
 template <class T>
 void backward_impl(const T* x, const T* w, const T* dy, T* dx, T* dw, T* db, int64_t N, int64_t F,
                    const ConvGeometry& g) {
   g.check();
   const int64_t P = g.positions(), CKK = g.patch(), image = g.C * g.H * g.W;
-  const int threads = image_threads(N);
-  // Per-thread partial sums of dW (F, CKK) and db (F), added up in thread order at the end.
-  // db sums N·P terms (25 088 for chapter 02's second conv): it is accumulated in double.
-  std::vector<std::vector<T>> dw_part(static_cast<size_t>(threads));
-  std::vector<std::vector<double>> db_part(static_cast<size_t>(threads));
-#pragma omp parallel num_threads(threads)
+  const int64_t groups = std::min(N, kGradGroups), per_group = (N + groups - 1) / groups;
+  // Per-group partial sums of dW (F, CKK) and db (F). db sums N·P terms (25 088 for chapter
+  // 02's second conv): it is accumulated in double.
+  std::vector<T> dw_part(dw ? size_t(groups * F * CKK) : 0);
+  std::vector<double> db_part(db ? size_t(groups * F) : 0, 0.0);
+#pragma omp parallel num_threads(image_threads(groups))
   {
-    const int t = omp_get_thread_num();
     std::vector<T> cols(size_t(CKK * P));  // (CKK, P): im2col(x_n), then dcols
-    if (dw) dw_part[size_t(t)].assign(size_t(F * CKK), T(0));
-    if (db) db_part[size_t(t)].assign(size_t(F), 0.0);
-#pragma omp for schedule(static)
-    for (int64_t n = 0; n < N; ++n) {
-      const T* dyn = dy + n * F * P;  // (F, P)
-      if (dw) {  // dW += dy_n · cols_nᵀ
-        im2col(x + n * image, g, cols.data(), P);
-        gemm(false, true, F, CKK, P, dyn, P, cols.data(), P, T(1), dw_part[size_t(t)].data(), CKK);
-      }
-      if (db)
-        for (int64_t f = 0; f < F; ++f) {
-          double s = 0;
-          for (int64_t p = 0; p < P; ++p) s += dyn[f * P + p];
-          db_part[size_t(t)][size_t(f)] += s;
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      T* dw_g = dw ? dw_part.data() + gi * F * CKK : nullptr;
+      double* db_g = db ? db_part.data() + gi * F : nullptr;
+      const int64_t first = gi * per_group, last = std::min(N, first + per_group);
+      for (int64_t n = first; n < last; ++n) {
+        const T* dyn = dy + n * F * P;  // (F, P)
+        if (dw) {  // dW_g += dy_n · cols_nᵀ   (the group's first image overwrites)
+          im2col(x + n * image, g, cols.data(), P);
+          gemm(false, true, F, CKK, P, dyn, P, cols.data(), P, T(n == first ? 0 : 1), dw_g, CKK);
         }
-      if (dx) {  // dcols = Wᵀ · dy_n, then scattered back onto the image
-        gemm(true, false, CKK, P, F, w, CKK, dyn, P, T(0), cols.data(), P);
-        col2im(cols.data(), g, P, dx + n * image);
+        if (db)
+          for (int64_t f = 0; f < F; ++f) {
+            double s = 0;
+            for (int64_t p = 0; p < P; ++p) s += dyn[f * P + p];
+            db_g[f] += s;
+          }
+        if (dx) {  // dcols = Wᵀ · dy_n, then scattered back onto the image
+          gemm(true, false, CKK, P, F, w, CKK, dyn, P, T(0), cols.data(), P);
+          col2im(cols.data(), g, P, dx + n * image);
+        }
       }
     }
   }
   if (dw) {
     std::fill(dw, dw + F * CKK, T(0));
-    for (const auto& part : dw_part)
-      for (int64_t i = 0; i < F * CKK; ++i) dw[i] += part[size_t(i)];
+    for (int64_t gi = 0; gi < groups; ++gi)
+      for (int64_t i = 0; i < F * CKK; ++i) dw[i] += dw_part[size_t(gi * F * CKK + i)];
   }
   if (db)
     for (int64_t f = 0; f < F; ++f) {
       double s = 0;
-      for (const auto& part : db_part) s += part[size_t(f)];
+      for (int64_t gi = 0; gi < groups; ++gi) s += db_part[size_t(gi * F + f)];
       db[f] = T(s);
     }
 }

@@ -104,6 +104,31 @@ void check_against_direct(double rtol) {
 
 }  // namespace
 
+TEST_CASE("conv2d_cpu gives the same bits with 1 and 2 and 3 threads") {
+  const ConvGeometry g = geom(3, 10, 9, 3, 3, 1, 1);
+  const int64_t N = 37, F = 4, P = g.positions(), CKK = g.patch(), img = g.C * g.H * g.W;
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> U(-1, 1);
+  std::vector<float> x(size_t(N * img)), w(size_t(F * CKK)), b(static_cast<size_t>(F)), dy(size_t(N * F * P));
+  for (auto* v : {&x, &w, &b, &dy})
+    for (auto& e : *v) e = U(rng);
+  const int saved = omp_get_max_threads();
+  std::vector<std::vector<float>> results;
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    std::vector<float> y(size_t(N * F * P)), dx(x.size()), dw(w.size()), db(b.size());
+    hg::cpu::conv2d_forward(x.data(), w.data(), b.data(), y.data(), N, F, g);
+    hg::cpu::conv2d_backward(x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data(), N, F, g);
+    y.insert(y.end(), dx.begin(), dx.end());
+    y.insert(y.end(), dw.begin(), dw.end());
+    y.insert(y.end(), db.begin(), db.end());
+    results.push_back(y);
+  }
+  omp_set_num_threads(saved);
+  CHECK(results[0] == results[1]);
+  CHECK(results[0] == results[2]);
+}
+
 TEST_CASE("conv2d_cpu float forward and backward equal direct loops") { check_against_direct<float>(4 * 6e-8 * 300); }
 
 TEST_CASE("conv2d_cpu double forward and backward equal direct loops") { check_against_direct<double>(4 * 1.1e-16 * 300); }
