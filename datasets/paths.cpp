@@ -10,4 +10,10 @@ std::string fashion_mnist_dir(const std::string& flag) {
   return kDebianFashionMnistDir;
 }
 
+std::string fashion_mnist_dir_source(const std::string& flag) {
+  if (!flag.empty()) return "--data";
+  if (const char* env = std::getenv("HG_DATA"); env && *env) return "HG_DATA";
+  return "default";
+}
+
 }  // namespace hg::data

@@ -10,4 +10,7 @@ inline constexpr const char* kDebianFashionMnistDir = "/usr/share/datasets/fashi
 // Returns the folder to read FashionMNIST from; `flag` is the --data value ("" if not given).
 std::string fashion_mnist_dir(const std::string& flag);
 
+// Where that folder came from, for error messages: "--data", "HG_DATA" or "default".
+std::string fashion_mnist_dir_source(const std::string& flag);
+
 }  // namespace hg::data

@@ -1,6 +1,9 @@
 #include "framework/cpu/copy.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "framework/dtype/rounding.h"
 
 namespace hg::cpu {
 
@@ -43,19 +46,40 @@ void convert(const void* src, DType from, void* dst, DType to, int64_t n) {
     std::memcpy(dst, src, n * dtype_size(from));
     return;
   }
+  // F32 <-> F16: the array conversions of framework/dtype (F16C when the CPU has it; the
+  // same bits as the scalar path), in chunks across threads.
+  if ((from == DType::F32 && to == DType::F16) || (from == DType::F16 && to == DType::F32)) {
+    constexpr int64_t kChunk = 1 << 14;
+#pragma omp parallel for if (n > kParallelMin)
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      size_t len = static_cast<size_t>(std::min(kChunk, n - i0));
+      if (from == DType::F32)
+        float_to_half_bits_n(static_cast<const float*>(src) + i0, static_cast<uint16_t*>(dst) + i0, len);
+      else
+        half_bits_to_float_n(static_cast<const uint16_t*>(src) + i0, static_cast<float*>(dst) + i0, len);
+    }
+    return;
+  }
   visit_dtype(from, [&](auto src_tag) {
     using S = decltype(src_tag);
     visit_dtype(to, [&](auto dst_tag) {
       using D = decltype(dst_tag);
       const S* s = static_cast<const S*>(src);
       D* d = static_cast<D*>(dst);
-      // Through double when either side is F64 (exact), else through float: F16/BF16 -> F32
-      // is exact, and F32 -> F16/BF16 rounds once, to nearest even.
-      using Via = std::conditional_t<std::is_same_v<S, double> || std::is_same_v<D, double>,
-                                     double, float>;
 #pragma omp parallel for if (n > kParallelMin)
-      for (int64_t i = 0; i < n; ++i)
-        d[i] = static_cast<D>(static_cast<Via>(static_cast<compute_t<S>>(s[i])));
+      for (int64_t i = 0; i < n; ++i) {
+        if constexpr (std::is_same_v<S, double> && std::is_same_v<D, half>) {
+          // F64 -> F16 in one rounding (through F32 would round twice)
+          d[i] = half::from_bits(uint16_t(convert_bits(double_bits(s[i]), kFP64, kFP16)));
+        } else if constexpr (std::is_same_v<S, double> && std::is_same_v<D, bfloat16>) {
+          d[i] = bfloat16::from_bits(uint16_t(convert_bits(double_bits(s[i]), kFP64, kBF16)));
+        } else {
+          // every other pair is exact (widening) or one rounding through float/double
+          using Via = std::conditional_t<std::is_same_v<S, double> || std::is_same_v<D, double>,
+                                         double, float>;
+          d[i] = static_cast<D>(static_cast<Via>(static_cast<compute_t<S>>(s[i])));
+        }
+      }
     });
   });
 }
@@ -63,9 +87,8 @@ void convert(const void* src, DType from, void* dst, DType to, int64_t n) {
 void fill(void* dst, DType t, int64_t n, double value) {
   visit_dtype(t, [&](auto tag) {
     using T = decltype(tag);
-    // Round once: double -> float -> storage for F16/BF16 could double-round, so F16/BF16
-    // round from float of the value; constants here (0, 1, small counts) are exact anyway.
-    T v = static_cast<T>(static_cast<compute_t<T>>(value));
+    T v;
+    convert(&value, DType::F64, &v, t, 1);  // one rounding, as for whole tensors
     T* d = static_cast<T*>(dst);
 #pragma omp parallel for if (n > kParallelMin)
     for (int64_t i = 0; i < n; ++i) d[i] = v;

@@ -1,100 +1,259 @@
-// framework/cpu/gemm.cpp — first, simple version: correct loops, parallel over rows of C.
+// framework/cpu/gemm.cpp — a cache-blocked, packed, multithreaded GEMM (the Goto/BLIS scheme).
+//
+// Sections: 1. the blocking scheme  2. choosing a micro-kernel  3. one thread's rectangle
+//           4. splitting C between threads  5. the public entry points (sgemm, f16, bf16, dgemm)
+//
+// ---- 1. The blocking scheme ----------------------------------------------------------------
+//
+// C (M,N) += op(A) (M,K) · op(B) (K,N). A naive triple loop streams all of B from memory once
+// per row of C: for 1024³ that is 4 GB of traffic for 2 GFLOP, and the CPU waits on memory.
+// Blocking reorders the same multiply-adds so that each level of the memory hierarchy holds
+// the operand that is reused most from it:
+//
+//   for jc in 0..N step NC             5th loop   B panel   (KC, NC)  ~ L3   (NC = 4096)
+//     for pc in 0..K step KC           4th loop   pack B panel once, reuse it for all of M
+//       pack op(B)[pc:pc+KC, jc:jc+NC] -> Bp
+//       for ic in 0..M step MC         3rd loop   A block   (MC, KC)  ~ L2   (MC = 144..192)
+//         pack op(A)[ic:ic+MC, pc:pc+KC] -> Ap
+//         for jr in 0..NC step NR      2nd loop   B sliver  (KC, NR)  ~ L1   (reused MC/MR times)
+//           for ir in 0..MC step MR    1st loop   A sliver  (KC, MR)  streamed from L2
+//             micro-kernel: C[ir:+MR, jr:+NR] (+)= Ap sliver · Bp sliver   (registers)
+//
+// Why these sizes (on a core with 48 KB L1, 2 MB L2):
+//   KC = 256: a B sliver is 256·16·4 B = 16 KB (AVX2) or 32 KB (AVX-512): it stays in L1
+//             while the kernel walks down all MC/MR A slivers. A larger KC also means C is
+//             loaded and stored fewer times (once per KC multiply-adds).
+//   MC = 144 (AVX2) / 192 (AVX-512): the packed A block is 144–192 KB: well inside L2,
+//             leaving room for the B slivers passing through. A multiple of MR.
+//   NC = 4096: the packed B panel (up to 4 MB) lives in L2/L3; big enough that the A block
+//             is reused across many slivers, small enough not to thrash.
+// The micro-kernel's register tile MR×NR (gemm_kernel_*.cpp) is the innermost block.
+//
+// Element (i, j) of C still receives exactly the K products op(A)(i,p)·op(B)(p,j) — only the
+// order of the additions changes (in KC-sized chunks), so the rounding differs from the naive
+// loop by the usual O(K·eps) bound the tests check.
+//
+// ---- threads ---------------------------------------------------------------------------------
+// C is cut into T rectangles (a tm × tn grid, T = tm·tn threads) and each thread runs the
+// serial algorithm above on its own rectangle with its own packing buffers: no locks, no
+// barriers, no shared writes. The cost is that threads in the same grid column pack the same
+// B panel (and those in a row the same A block) — small next to the multiply-adds they save.
 #include "framework/cpu/gemm.h"
 
-#include <cstring>
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <new>
 #include <stdexcept>
-#include <vector>
+
+#include "framework/cpu/gemm_kernel.h"
+#include "framework/cpu/gemm_pack.h"
+#include "framework/dtype/bfloat16.h"
+#include "framework/dtype/half.h"
 
 namespace hg::cpu {
+
+// ---- 2. Choosing a micro-kernel ---------------------------------------------------------
 namespace {
 
-// IEEE binary16 -> binary32, exact (every half is a float).
-float f16_bits_to_f32(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ffu, bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (man << 13);  // inf / NaN
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112) << 23) | (man << 13);  // normal: rebias 15 -> 127
-  } else if (man == 0) {
-    bits = sign;  // ±0
-  } else {        // subnormal: value = man · 2^-24, normalise
-    int e = -1;
-    do { man <<= 1; ++e; } while ((man & 0x400u) == 0);
-    bits = sign | uint32_t(112 - e) << 23 | ((man & 0x3ffu) << 13);
+bool cpu_has(GemmKernel k) {
+#if defined(__x86_64__)
+  switch (k) {
+    case GemmKernel::Auto:
+    case GemmKernel::Portable: return true;
+    case GemmKernel::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case GemmKernel::Avx512: return __builtin_cpu_supports("avx512f");
   }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-float bf16_bits_to_f32(uint16_t h) {  // bfloat16 is the top half of a float
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return false;
+#else
+  return k == GemmKernel::Auto || k == GemmKernel::Portable;
+#endif
 }
 
-template <class T, class Acc>
-void gemm_naive(bool ta, bool tb, int64_t M, int64_t N, int64_t K, Acc alpha, const T* A,
-                int64_t lda, const T* B, int64_t ldb, Acc beta, Acc* C, int64_t ldc) {
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < M; ++i) {
-    Acc* c = C + i * ldc;
-    std::vector<Acc> acc(N, Acc(0));
-    for (int64_t p = 0; p < K; ++p) {
-      Acc a = Acc(ta ? A[p * lda + i] : A[i * lda + p]);
-      for (int64_t j = 0; j < N; ++j) acc[j] += a * Acc(tb ? B[j * ldb + p] : B[p * ldb + j]);
-    }
-    for (int64_t j = 0; j < N; ++j)
-      c[j] = beta == Acc(0) ? alpha * acc[j] : alpha * acc[j] + beta * c[j];
+GemmKernel best_kernel() {
+  if (cpu_has(GemmKernel::Avx512)) return GemmKernel::Avx512;
+  if (cpu_has(GemmKernel::Avx2)) return GemmKernel::Avx2;
+  return GemmKernel::Portable;
+}
+
+// The one piece of global state: which kernel is in use. Set by set_gemm_kernel (tests and
+// the benchmark); otherwise the best one, decided on first use.
+std::atomic<int> g_kernel{-1};
+
+const MicroKernel& micro_kernel_for(GemmKernel k) {
+  switch (k) {
+    case GemmKernel::Avx512: return avx512_micro_kernel();
+    case GemmKernel::Avx2: return avx2_micro_kernel();
+    default: return portable_micro_kernel();
   }
 }
-
-// Converts a stored (rows, cols) half/bf16 matrix to FP32 (exact).
-template <class F>
-std::vector<float> widen(const uint16_t* X, int64_t rows, int64_t cols, int64_t ld, F convert) {
-  std::vector<float> out(size_t(rows * cols));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) out[size_t(r * cols + c)] = convert(X[r * ld + c]);
-  return out;
-}
-
-GemmKernel g_kernel = GemmKernel::Portable;
 
 }  // namespace
 
+bool gemm_kernel_supported(GemmKernel kernel) { return cpu_has(kernel); }
+
+void set_gemm_kernel(GemmKernel kernel) {
+  if (!cpu_has(kernel))
+    throw std::runtime_error(std::string("set_gemm_kernel: this CPU cannot run the ") +
+                             (kernel == GemmKernel::Avx512 ? "avx512" : "avx2+fma") + " kernel");
+  g_kernel = int(kernel == GemmKernel::Auto ? best_kernel() : kernel);
+}
+
+GemmKernel gemm_kernel() {
+  int k = g_kernel.load();
+  if (k < 0) g_kernel = k = int(best_kernel());
+  return GemmKernel(k);
+}
+
+const char* gemm_kernel_name() { return micro_kernel_for(gemm_kernel()).name; }
+
+// ---- 3. One thread's rectangle: the five loops -------------------------------------------
+namespace {
+
+struct AlignedFloats {  // a packing buffer: 64-byte aligned (a cache line, a zmm register)
+  explicit AlignedFloats(int64_t n) : p(new (std::align_val_t(64)) float[size_t(n)]) {}
+  ~AlignedFloats() { ::operator delete[](p, std::align_val_t(64)); }
+  AlignedFloats(const AlignedFloats&) = delete;
+  AlignedFloats& operator=(const AlignedFloats&) = delete;
+  float* p;
+};
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// C[m0:m1, n0:n1] = alpha · op(A)[m0:m1, :] · op(B)[:, n0:n1] + beta · C[m0:m1, n0:n1].
+template <class Load, class T>
+void gemm_rectangle(const MicroKernel& uk, const MatrixView<T>& A, const MatrixView<T>& B,
+                    int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K, float alpha,
+                    float beta, float* C, int64_t ldc) {
+  const int MR = uk.mr, NR = uk.nr;
+  const int64_t M = m1 - m0, N = n1 - n0;
+  const int64_t MC = std::min(uk.mc, round_up(M, MR)), KC = std::min(uk.kc, K);
+  const int64_t NC = std::min(uk.nc, round_up(N, NR));
+  AlignedFloats Ap(MC * KC), Bp(KC * NC);  // (MC, KC) and (KC, NC), packed
+  alignas(64) float edge[16 * 32];         // an MR×NR tile for the ragged edges of C
+
+  for (int64_t jc = 0; jc < N; jc += NC) {                        // 5th loop
+    const int64_t nc = std::min(NC, N - jc);
+    for (int64_t pc = 0; pc < K; pc += KC) {                      // 4th loop
+      const int64_t kc = std::min(KC, K - pc);
+      pack_b<Load>(B, pc, n0 + jc, kc, nc, NR, Bp.p);
+      const float beta_here = pc == 0 ? beta : 1.f;  // later K blocks accumulate onto C
+      for (int64_t ic = 0; ic < M; ic += MC) {                    // 3rd loop
+        const int64_t mc = std::min(MC, M - ic);
+        pack_a<Load>(A, m0 + ic, pc, mc, kc, MR, Ap.p);
+        for (int64_t jr = 0; jr < nc; jr += NR) {                 // 2nd loop
+          const float* b = Bp.p + jr * kc;
+          const int64_t nr = std::min<int64_t>(NR, nc - jr);
+          for (int64_t ir = 0; ir < mc; ir += MR) {               // 1st loop
+            const float* a = Ap.p + ir * kc;
+            const int64_t mr = std::min<int64_t>(MR, mc - ir);
+            float* c = C + (m0 + ic + ir) * ldc + (n0 + jc + jr);
+            if (mr == MR && nr == NR) {
+              uk.fn(kc, a, b, c, ldc, alpha, beta_here);
+            } else {  // ragged edge: full tile into `edge`, then only the valid part into C
+              uk.fn(kc, a, b, edge, NR, 1.f, 0.f);
+              for (int64_t r = 0; r < mr; ++r)
+                for (int64_t j = 0; j < nr; ++j) {
+                  const float ab = alpha * edge[r * NR + j];
+                  c[r * ldc + j] = beta_here == 0.f ? ab : ab + beta_here * c[r * ldc + j];
+                }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// ---- 4. Splitting C between threads -----------------------------------------------------
+
+// Small products are not worth waking threads for (a parallel region costs a few µs).
+int threads_for(int64_t M, int64_t N, int64_t K) {
+  if (omp_in_parallel()) return 1;  // called from inside a parallel loop: stay serial
+  const double flops = 2.0 * double(M) * double(N) * double(K);
+  const int most = omp_get_max_threads();
+  return int(std::max<int64_t>(1, std::min<int64_t>(most, int64_t(flops / 2e6))));
+}
+
+template <class Load, class T>
+void gemm_driver(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const T* A,
+                 int64_t lda, const T* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0 || alpha == 0.f) {  // nothing to multiply: C = beta·C
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0.f ? 0.f : beta * C[i * ldc + j];
+    return;
+  }
+  const MicroKernel& uk = micro_kernel_for(gemm_kernel());
+  const MatrixView<T> a{A, lda, ta}, b{B, ldb, tb};
+
+  // The thread grid tm × tn: pick the factorisation whose rectangles have the smallest
+  // perimeter in tiles (less duplicated packing), while every thread gets some rows/columns.
+  const int T_ = threads_for(M, N, K);
+  const int64_t mt = (M + uk.mr - 1) / uk.mr, nt = (N + uk.nr - 1) / uk.nr;  // tiles
+  int tm = 1, tn = T_;
+  double best = 1e300;
+  for (int f = 1; f <= T_; ++f) {
+    if (T_ % f != 0 || f > mt || T_ / f > nt) continue;
+    const double cost = double(mt) / f * uk.mr + double(nt) / (T_ / f) * uk.nr;
+    if (cost < best) best = cost, tm = f, tn = T_ / f;
+  }
+  if (tm > mt || tn > nt) tm = tn = 1;  // too small to split at all
+
+#pragma omp parallel num_threads(tm * tn) if (tm * tn > 1)
+  {
+    const int t = omp_get_thread_num(), row = t / tn, col = t % tn;
+    // Rectangle boundaries on whole tiles, so only the last rectangle has ragged edges.
+    const int64_t m0 = std::min(M, mt * row / tm * uk.mr), m1 = std::min(M, mt * (row + 1) / tm * uk.mr);
+    const int64_t n0 = std::min(N, nt * col / tn * uk.nr), n1 = std::min(N, nt * (col + 1) / tn * uk.nr);
+    if (m1 > m0 && n1 > n0) gemm_rectangle<Load>(uk, a, b, m0, m1, n0, n1, K, alpha, beta, C, ldc);
+  }
+}
+
+}  // namespace
+
+// ---- 5. Entry points ----------------------------------------------------------------------
+
 void sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
            int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  gemm_naive(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  gemm_driver<LoadF32>(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-void dgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double* A,
-           int64_t lda, const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
-  gemm_naive(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
+// hg::half and hg::bfloat16 are structs holding one uint16_t (framework/dtype): the packing
+// reads the bits and widens them to FP32.
+static_assert(sizeof(hg::half) == 2 && sizeof(hg::bfloat16) == 2, "16-bit storage types");
 void gemm_f16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const hg::half* A,
               int64_t lda, const hg::half* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  // hg::half is a struct holding one uint16_t: read its bits directly.
-  auto a = widen(reinterpret_cast<const uint16_t*>(A), ta ? K : M, ta ? M : K, lda, f16_bits_to_f32);
-  auto b = widen(reinterpret_cast<const uint16_t*>(B), tb ? N : K, tb ? K : N, ldb, f16_bits_to_f32);
-  gemm_naive(ta, tb, M, N, K, alpha, a.data(), ta ? M : K, b.data(), tb ? K : N, beta, C, ldc);
+  gemm_driver<LoadF16>(ta, tb, M, N, K, alpha, reinterpret_cast<const uint16_t*>(A), lda,
+                       reinterpret_cast<const uint16_t*>(B), ldb, beta, C, ldc);
 }
 
 void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
                const hg::bfloat16* A, int64_t lda, const hg::bfloat16* B, int64_t ldb, float beta,
                float* C, int64_t ldc) {
-  auto a = widen(reinterpret_cast<const uint16_t*>(A), ta ? K : M, ta ? M : K, lda, bf16_bits_to_f32);
-  auto b = widen(reinterpret_cast<const uint16_t*>(B), tb ? N : K, tb ? K : N, ldb, bf16_bits_to_f32);
-  gemm_naive(ta, tb, M, N, K, alpha, a.data(), ta ? M : K, b.data(), tb ? K : N, beta, C, ldc);
+  gemm_driver<LoadBF16>(ta, tb, M, N, K, alpha, reinterpret_cast<const uint16_t*>(A), lda,
+                        reinterpret_cast<const uint16_t*>(B), ldb, beta, C, ldc);
 }
 
-bool gemm_kernel_supported(GemmKernel k) { return k == GemmKernel::Auto || k == GemmKernel::Portable; }
-void set_gemm_kernel(GemmKernel k) {
-  if (!gemm_kernel_supported(k)) throw std::runtime_error("set_gemm_kernel: kernel not supported");
-  g_kernel = GemmKernel::Portable;
+// FP64 for gradient checks: the i-k-j loop order (rows of op(B) and of C are walked
+// contiguously when B is not transposed), parallel over rows of C. Simple, not tuned.
+void dgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double* A,
+           int64_t lda, const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+#pragma omp parallel for schedule(static) if (M * N * K > 100000 && !omp_in_parallel())
+  for (int64_t i = 0; i < M; ++i) {
+    double* c = C + i * ldc;
+    for (int64_t j = 0; j < N; ++j) c[j] = beta == 0.0 ? 0.0 : beta * c[j];
+    for (int64_t p = 0; p < K; ++p) {
+      const double a = alpha * (ta ? A[p * lda + i] : A[i * lda + p]);
+      if (tb)
+        for (int64_t j = 0; j < N; ++j) c[j] += a * B[j * ldb + p];
+      else
+        for (int64_t j = 0; j < N; ++j) c[j] += a * B[p * ldb + j];
+    }
+  }
 }
-GemmKernel gemm_kernel() { return g_kernel; }
-const char* gemm_kernel_name() { return "portable"; }
 
 }  // namespace hg::cpu

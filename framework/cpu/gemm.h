@@ -15,7 +15,7 @@
 //   dW = dYᵀ·X     -> sgemm(true,  false, ...)
 //
 // How sgemm is made fast (cache blocking, packing, the AVX2+FMA micro-kernel) is told in
-// gemm.cpp's header; gemm_kernel.h holds the micro-kernels themselves.
+// gemm.cpp's header; gemm_kernel.h and gemm_kernel_*.cpp hold the micro-kernels.
 #include <cstdint>
 
 namespace hg {
@@ -49,10 +49,10 @@ void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double a
 // Which micro-kernel sgemm (and gemm_f16/bf16) use. Auto picks the widest one this CPU
 // supports (checked once with __builtin_cpu_supports). Tests and the benchmark force a
 // kernel to compare the paths; asking for one the CPU lacks throws std::runtime_error.
-enum class GemmKernel { Auto, Portable, Avx2 };
+enum class GemmKernel { Auto, Portable, Avx2, Avx512 };
 void set_gemm_kernel(GemmKernel kernel);
 GemmKernel gemm_kernel();             // the kernel in use (never Auto)
-const char* gemm_kernel_name();       // "portable", "avx2+fma"
+const char* gemm_kernel_name();       // "portable", "avx2+fma", "avx512"
 bool gemm_kernel_supported(GemmKernel kernel);
 
 }  // namespace hg::cpu

@@ -46,7 +46,7 @@ inline double gradcheck(const std::string& name,
     if (opt.check[i]) inputs[i].requires_grad_();
   }
   Tensor y = f(inputs);
-  REQUIRE_MESSAGE(y.dtype() == DType::F64, name << ": output is " << dtype_name(y.dtype()));
+  REQUIRE_MESSAGE(y.dtype() == DType::F64, name << ": output is " << std::string(dtype_name(y.dtype())));
   Generator gen(opt.seed);
   Tensor u = Tensor::randn(y.shape(), gen, DType::F64);
   std::vector<double> uv = u.to_double_vector();

@@ -10,9 +10,12 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "framework/cpu/gemm.h"
+
+#include <omp.h>
 
 using hg::cpu::GemmKernel;
 
@@ -78,8 +81,10 @@ double run_sgemm(const Problem& p, std::mt19937& rng, double* max_abs_err) {
 
 std::vector<GemmKernel> kernels_here() {
   std::vector<GemmKernel> ks{GemmKernel::Portable};
-  if (hg::cpu::gemm_kernel_supported(GemmKernel::Avx2)) ks.push_back(GemmKernel::Avx2);
-  else MESSAGE("this CPU has no AVX2+FMA: only the portable kernel is tested");
+  for (GemmKernel k : {GemmKernel::Avx2, GemmKernel::Avx512}) {
+    if (hg::cpu::gemm_kernel_supported(k)) ks.push_back(k);
+    else MESSAGE("this CPU cannot run the " << (k == GemmKernel::Avx2 ? "avx2+fma" : "avx512") << " kernel: not tested here");
+  }
   return ks;
 }
 
@@ -103,23 +108,24 @@ TEST_CASE("sgemm matches a double reference over shapes and transposes and alpha
     int cases = 0;
     for (const auto& s : kShapes)
       for (int t = 0; t < 4; ++t) {
-        const double alphas[] = {1.0, -0.5}, betas[] = {0.0, 1.0, 0.25};
-        for (double alpha : alphas)
-          for (double beta : betas) {
-            Problem p{bool(t & 1), bool(t & 2), s[0], s[1], s[2], alpha, beta, (t + cases) % 3 == 0 ? 0 : 5};
-            double abs_err = 0;
-            const double r = run_sgemm(p, rng, &abs_err);
-            ++cases;
-            worst_abs = std::max(worst_abs, abs_err);
-            if (r > 1.0)
-              FAIL_CHECK("kernel " << hg::cpu::gemm_kernel_name() << " M=" << p.M << " N=" << p.N
-                                   << " K=" << p.K << " ta=" << p.ta << " tb=" << p.tb << " alpha="
-                                   << alpha << " beta=" << beta << " pad=" << p.pad
-                                   << ": error/tolerance = " << r << " (max |err| " << abs_err << ")");
-            worst = std::max(worst, r);
-          }
+        // (alpha, beta) pairs rotate through the shapes: every pair meets every transpose case.
+        const double pairs[][2] = {{1.0, 0.0}, {-0.5, 1.0}, {1.0, 0.25}, {-0.5, 0.0}, {1.0, 1.0}, {-0.5, 0.25}};
+        for (int q = 0; q < 2; ++q) {
+          const double alpha = pairs[(cases + q) % 6][0], beta = pairs[(cases + q) % 6][1];
+          Problem p{bool(t & 1), bool(t & 2), s[0], s[1], s[2], alpha, beta, (t + cases) % 3 == 0 ? 0 : 5};
+          double abs_err = 0;
+          const double r = run_sgemm(p, rng, &abs_err);
+          ++cases;
+          worst_abs = std::max(worst_abs, abs_err);
+          if (r > 1.0)
+            FAIL_CHECK("kernel " << std::string(hg::cpu::gemm_kernel_name()) << " M=" << p.M << " N=" << p.N
+                                 << " K=" << p.K << " ta=" << p.ta << " tb=" << p.tb << " alpha="
+                                 << alpha << " beta=" << beta << " pad=" << p.pad
+                                 << ": error/tolerance = " << r << " (max |err| " << abs_err << ")");
+          worst = std::max(worst, r);
+        }
       }
-    MESSAGE("kernel " << hg::cpu::gemm_kernel_name() << ": " << cases << " problems, max |err| "
+    MESSAGE("kernel " << std::string(hg::cpu::gemm_kernel_name()) << ": " << cases << " problems, max |err| "
                       << worst_abs << ", max err/tolerance " << worst);
     CHECK(worst <= 1.0);
   }
@@ -147,7 +153,7 @@ TEST_CASE("set_gemm_kernel reports the kernel in use") {
   CHECK(std::string(hg::cpu::gemm_kernel_name()) == "portable");
   hg::cpu::set_gemm_kernel(GemmKernel::Auto);
   CHECK(hg::cpu::gemm_kernel() != GemmKernel::Auto);
-  MESSAGE("automatic choice on this CPU: " << hg::cpu::gemm_kernel_name());
+  MESSAGE("automatic choice on this CPU: " << std::string(hg::cpu::gemm_kernel_name()));
 }
 
 TEST_CASE("dgemm matches the reference to FP64 rounding") {
@@ -182,4 +188,27 @@ TEST_CASE("dgemm matches the reference to FP64 rounding") {
       INFO("M=" << M << " N=" << N << " K=" << K << " ta=" << ta << " tb=" << tb);
       CHECK(worst <= 1.0);
     }
+}
+
+TEST_CASE("sgemm splits C between 1 and 3 and 4 threads and gets the same accuracy") {
+  KernelGuard guard;
+  std::mt19937 rng(77);
+  const int saved = omp_get_max_threads();
+  const int64_t shapes[][3] = {{301, 257, 64}, {13, 900, 70}, {700, 11, 90}, {96, 200, 300}};
+  for (GemmKernel kernel : kernels_here()) {
+    hg::cpu::set_gemm_kernel(kernel);
+    for (int threads : {1, 3, 4}) {
+      omp_set_num_threads(threads);
+      for (const auto& s : shapes)
+        for (int t = 0; t < 4; ++t) {
+          Problem p{bool(t & 1), bool(t & 2), s[0], s[1], s[2], 1.0, t == 3 ? 0.5 : 0.0, 3};
+          double abs_err = 0;
+          const double r = run_sgemm(p, rng, &abs_err);
+          INFO("kernel " << std::string(hg::cpu::gemm_kernel_name()) << " threads " << threads << " M=" << p.M
+                         << " N=" << p.N << " K=" << p.K << " t=" << t << ": err/tol " << r << ", max |err| " << abs_err);
+          CHECK(r <= 1.0);
+        }
+    }
+  }
+  omp_set_num_threads(saved);
 }

@@ -8,9 +8,12 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "framework/cpu/gemm.h"
+#include "framework/dtype/bfloat16.h"
+#include "framework/dtype/half.h"
 
 using hg::cpu::GemmKernel;
 
@@ -46,14 +49,15 @@ uint16_t exact_bf16_bits(double v) {
 
 std::vector<GemmKernel> kernels_here() {
   std::vector<GemmKernel> ks{GemmKernel::Portable};
-  if (hg::cpu::gemm_kernel_supported(GemmKernel::Avx2)) ks.push_back(GemmKernel::Avx2);
+  for (GemmKernel k : {GemmKernel::Avx2, GemmKernel::Avx512})
+    if (hg::cpu::gemm_kernel_supported(k)) ks.push_back(k);
   return ks;
 }
 struct KernelGuard {
   ~KernelGuard() { hg::cpu::set_gemm_kernel(GemmKernel::Auto); }
 };
 
-template <class Encode, class Gemm>
+template <class Half, class Encode, class Gemm>
 void check_exact(Encode encode, Gemm gemm, const char* name) {
   KernelGuard guard;
   std::mt19937 rng(99);
@@ -67,9 +71,9 @@ void check_exact(Encode encode, Gemm gemm, const char* name) {
         const bool ta = t & 1, tb = t & 2;
         const int64_t lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 1, ldc = N + 2;
         std::vector<int> qa(size_t((ta ? K : M) * lda)), qb(size_t((tb ? N : K) * ldb));
-        std::vector<uint16_t> A(qa.size()), B(qb.size());
-        for (size_t i = 0; i < qa.size(); ++i) A[i] = encode((qa[i] = Q(rng)) / 4.0);
-        for (size_t i = 0; i < qb.size(); ++i) B[i] = encode((qb[i] = Q(rng)) / 4.0);
+        std::vector<Half> A(qa.size()), B(qb.size());
+        for (size_t i = 0; i < qa.size(); ++i) A[i] = Half::from_bits(encode((qa[i] = Q(rng)) / 4.0));
+        for (size_t i = 0; i < qb.size(); ++i) B[i] = Half::from_bits(encode((qb[i] = Q(rng)) / 4.0));
         std::vector<float> C(size_t(M * ldc));
         std::vector<int> qc(C.size());
         for (size_t i = 0; i < C.size(); ++i) C[i] = float((qc[i] = Q(rng)) / 4.0);
@@ -87,7 +91,7 @@ void check_exact(Encode encode, Gemm gemm, const char* name) {
             if (got != float(exact)) ++mismatches;
             max_diff = std::max(max_diff, std::fabs(got - exact));
           }
-        INFO(name << " kernel " << hg::cpu::gemm_kernel_name() << " M=" << M << " N=" << N << " K=" << K
+        INFO(name << " kernel " << std::string(hg::cpu::gemm_kernel_name()) << " M=" << M << " N=" << N << " K=" << K
                   << " ta=" << ta << " tb=" << tb << ": " << mismatches << " mismatches, max |diff| " << max_diff);
         CHECK(mismatches == 0);
       }
@@ -97,23 +101,11 @@ void check_exact(Encode encode, Gemm gemm, const char* name) {
 }  // namespace
 
 TEST_CASE("gemm_f16 is bit-exact on small-integer inputs") {
-  check_exact(exact_half_bits,
-              [](bool ta, bool tb, int64_t M, int64_t N, int64_t K, float al, const uint16_t* A,
-                 int64_t lda, const uint16_t* B, int64_t ldb, float be, float* C, int64_t ldc) {
-                hg::cpu::gemm_f16(ta, tb, M, N, K, al, reinterpret_cast<const hg::half*>(A), lda,
-                                  reinterpret_cast<const hg::half*>(B), ldb, be, C, ldc);
-              },
-              "gemm_f16");
+  check_exact<hg::half>(exact_half_bits, hg::cpu::gemm_f16, "gemm_f16");
 }
 
 TEST_CASE("gemm_bf16 is bit-exact on small-integer inputs") {
-  check_exact(exact_bf16_bits,
-              [](bool ta, bool tb, int64_t M, int64_t N, int64_t K, float al, const uint16_t* A,
-                 int64_t lda, const uint16_t* B, int64_t ldb, float be, float* C, int64_t ldc) {
-                hg::cpu::gemm_bf16(ta, tb, M, N, K, al, reinterpret_cast<const hg::bfloat16*>(A), lda,
-                                   reinterpret_cast<const hg::bfloat16*>(B), ldb, be, C, ldc);
-              },
-              "gemm_bf16");
+  check_exact<hg::bfloat16>(exact_bf16_bits, hg::cpu::gemm_bf16, "gemm_bf16");
 }
 
 TEST_CASE("gemm_f16 products are exact in FP32 from subnormal times subnormal to max times max") {
@@ -122,11 +114,11 @@ TEST_CASE("gemm_f16 products are exact in FP32 from subnormal times subnormal to
   const uint16_t tiny = exact_half_bits(std::ldexp(1.0, -24)), big = exact_half_bits(65504.0);
   CHECK(tiny == 0x0001);
   CHECK(big == 0x7bff);
-  const uint16_t A[2] = {tiny, big}, B[2] = {tiny, big};
+  const hg::half A[2] = {hg::half::from_bits(tiny), hg::half::from_bits(big)};
+  const hg::half B[2] = {hg::half::from_bits(tiny), hg::half::from_bits(big)};
   float C[4] = {0, 0, 0, 0};
   // outer product: A as (2,1), B as (1,2)
-  hg::cpu::gemm_f16(false, false, 2, 2, 1, 1.f, reinterpret_cast<const hg::half*>(A), 1,
-                    reinterpret_cast<const hg::half*>(B), 2, 0.f, C, 2);
+  hg::cpu::gemm_f16(false, false, 2, 2, 1, 1.f, A, 1, B, 2, 0.f, C, 2);
   CHECK(C[0] == std::ldexp(1.0f, -48));
   CHECK(double(C[3]) == 65504.0 * 65504.0);
   CHECK(double(C[1]) == std::ldexp(65504.0, -24));

@@ -87,7 +87,7 @@ TEST_CASE("Adam by hand: the first step moves each weight by lr·sign(g)") {
   CHECK(v[2] == 0.5f);  // g = 0: m = 0, no move
 }
 
-TEST_CASE("AdamW decays the weight outside the gradient; Adam inside it") {
+TEST_CASE("AdamW decays the weight outside the gradient, Adam inside it") {
   // With ∇ = 0: Adam's gradient is wd·p, so its first step moves p by lr·sign(p);
   // AdamW multiplies p by (1 − lr·wd) and its moments stay 0.
   Tensor a = param({2.0f}), b = param({2.0f});

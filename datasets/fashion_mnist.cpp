@@ -1,0 +1,104 @@
+#include "datasets/fashion_mnist.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <stdexcept>
+
+#include "datasets/idx.h"
+
+namespace hg::data {
+
+const std::array<const char*, 10>& fashion_mnist_class_names() {
+  static const std::array<const char*, 10> names = {"T-shirt/top", "Trouser", "Pullover",
+                                                    "Dress",       "Coat",    "Sandal",
+                                                    "Shirt",       "Sneaker", "Bag",
+                                                    "Ankle boot"};
+  return names;
+}
+
+static bool is_regular_file(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool is_directory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string find_idx_file(const std::string& dir, const std::string& stem) {
+  // "train-images-idx3-ubyte" → also "train-images.idx3-ubyte".
+  std::string dotted = stem;
+  if (auto pos = dotted.rfind("-idx"); pos != std::string::npos) dotted[pos] = '.';
+  for (const std::string& name : {stem + ".gz", stem, dotted + ".gz", dotted}) {
+    const std::string path = dir + "/" + name;
+    if (is_regular_file(path)) return path;
+  }
+  return "";
+}
+
+static std::string missing_message(const std::string& dir, const std::string& stem) {
+  const std::string where = is_directory(dir)
+                                ? fmt::format("no {0}.gz or {0} in {1}", stem, dir)
+                                : fmt::format("folder {} does not exist", dir);
+  return fmt::format(
+      "FashionMNIST not found: {}.\n"
+      "  Install it with `sudo apt-get install dataset-fashion-mnist` (or `./lab setup`),\n"
+      "  or point to a folder holding the four IDX files with --data DIR or HG_DATA=DIR.",
+      where);
+}
+
+ImageDataset load_fashion_mnist(const std::string& dir, bool train, int64_t limit) {
+  const std::string prefix = train ? "train" : "t10k";
+  const std::string images_stem = prefix + "-images-idx3-ubyte";
+  const std::string labels_stem = prefix + "-labels-idx1-ubyte";
+  const std::string images_path = find_idx_file(dir, images_stem);
+  if (images_path.empty()) throw std::runtime_error(missing_message(dir, images_stem));
+  const std::string labels_path = find_idx_file(dir, labels_stem);
+  if (labels_path.empty()) throw std::runtime_error(missing_message(dir, labels_stem));
+
+  const IdxArray images = read_idx(images_path);
+  const IdxArray labels = read_idx(labels_path);
+
+  // The IDX reader checked the file against its own header; now check the header against
+  // what FashionMNIST is: (N, 28, 28) u8 images and (N) u8 labels in 0..9.
+  if (images.type != IdxType::U8 || images.dims.size() != 3 || images.dims[1] != 28 ||
+      images.dims[2] != 28) {
+    std::string shape;
+    for (size_t d = 0; d < images.dims.size(); ++d)
+      shape += (d ? ", " : "") + std::to_string(images.dims[d]);
+    throw std::runtime_error(fmt::format(
+        "{}: wrong dimensions at byte offset 2: expected (N, 28, 28) of u8, the header says ({}) of {}",
+        images_path, shape, idx_type_name(images.type)));
+  }
+  if (labels.type != IdxType::U8 || labels.dims.size() != 1)
+    throw std::runtime_error(fmt::format(
+        "{}: wrong dimensions at byte offset 2: expected (N) of u8, the header has {} dimension(s) of {}",
+        labels_path, labels.dims.size(), idx_type_name(labels.type)));
+  if (images.dims[0] != labels.dims[0])
+    throw std::runtime_error(fmt::format("{} holds {} images but {} holds {} labels",
+                                         images_path, images.dims[0], labels_path,
+                                         labels.dims[0]));
+  for (size_t i = 0; i < labels.data.size(); ++i)
+    if (labels.data[i] >= 10)
+      throw std::runtime_error(fmt::format("{}: label {} at byte offset {} is not a class 0..9",
+                                           labels_path, labels.data[i],
+                                           labels.data_offset + i));
+
+  ImageDataset ds;
+  ds.n = images.dims[0];
+  if (limit > 0 && limit < ds.n) ds.n = limit;
+  ds.channels = 1;
+  ds.height = 28;
+  ds.width = 28;
+  ds.num_classes = 10;
+  for (const char* name : fashion_mnist_class_names()) ds.class_names.push_back(name);
+  const int64_t pixels = ds.n * 28 * 28;
+  ds.images.resize(size_t(pixels));
+  for (int64_t i = 0; i < pixels; ++i) ds.images[i] = float(images.data[i]) / 255.0f;
+  ds.labels.assign(labels.data.begin(), labels.data.begin() + ds.n);
+  return ds;
+}
+
+}  // namespace hg::data

@@ -1,0 +1,78 @@
+#include "framework/amp/grad_stats_logger.h"
+
+#include <stdexcept>
+
+#include "framework/autograd/grad_mode.h"
+
+namespace hg::amp {
+
+namespace {
+// The values of t as F32 in a contiguous buffer (a copy only when t is not already F32).
+std::vector<float> as_floats(const Tensor& t) { return t.to_vector(); }
+}  // namespace
+
+std::vector<GradHistogram> grad_histograms(const std::vector<nn::NamedTensor>& params,
+                                           double scale) {
+  std::vector<GradHistogram> out;
+  for (const auto& p : params) {
+    Tensor g = p.tensor.grad();
+    if (!g.defined()) continue;
+    GradHistogram h(p.name, scale);
+    if (g.dtype() == DType::F32 && g.is_contiguous()) {
+      h.add(g.data<float>(), g.numel());
+    } else {
+      const std::vector<float> v = as_floats(g);  // F16/BF16 widen exactly to F32
+      h.add(v.data(), int64_t(v.size()));
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+GradStatsLogger::GradStatsLogger(int64_t every_n_steps) : every_(every_n_steps) {
+  if (every_n_steps < 0) throw std::invalid_argument("GradStatsLogger: N must be >= 0");
+}
+
+void GradStatsLogger::capture(int64_t step, const std::vector<nn::NamedTensor>& params,
+                              double scale) {
+  NoGradGuard no_grad;
+  hist_.clear();
+  before_.clear();
+  grad_mask_.clear();
+  for (const auto& p : params) {
+    Tensor g = p.tensor.grad();
+    if (!g.defined()) continue;
+    before_.push_back(p.tensor.detach().clone());
+    grad_mask_.push_back(g.detach().clone());
+  }
+  hist_ = grad_histograms(params, scale);
+}
+
+std::vector<GradHistogram> GradStatsLogger::finish(const std::vector<nn::NamedTensor>& params,
+                                                   bool stepped) {
+  std::vector<GradHistogram> out = std::move(hist_);
+  hist_.clear();
+  if (stepped) {
+    size_t k = 0;
+    for (const auto& p : params) {
+      if (!p.tensor.grad().defined()) continue;
+      if (k >= out.size()) break;
+      const std::vector<float> after = p.tensor.to_vector();
+      const std::vector<float> before = before_[k].to_vector();
+      const std::vector<float> g = grad_mask_[k].to_vector();
+      int64_t moved = 0, lost = 0;
+      for (size_t i = 0; i < after.size(); ++i) {
+        if (g[i] == 0.0f) continue;  // nothing asked to move
+        ++moved;
+        if (after[i] == before[i]) ++lost;
+      }
+      out[k].lost_update_fraction = moved ? double(lost) / double(moved) : 0.0;
+      ++k;
+    }
+  }
+  before_.clear();
+  grad_mask_.clear();
+  return out;
+}
+
+}  // namespace hg::amp

@@ -1,0 +1,115 @@
+#include "framework/ops/reduce.h"
+
+#include "framework/autograd/node.h"
+#include "framework/cpu/elementwise.h"
+#include "framework/ops/check.h"
+#include "framework/ops/shape.h"
+
+namespace hg {
+
+namespace {
+
+// Σ x · scale over all elements, accumulated in double.
+Tensor reduce_all(const char* op, const Tensor& x_in, double scale) {
+  check_defined(op, x_in, "x");
+  check_cpu(op, x_in, "x");
+  Tensor x = x_in.contiguous();
+  double acc = 0;
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = x.data<T>();
+    const int64_t n = x.numel();
+#pragma omp parallel for reduction(+ : acc) if (n > cpu::kParallelMin)
+    for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(load(p[i]));
+  });
+  return Tensor::scalar(acc * scale, x.dtype());
+}
+
+// Σ_j x[o, j, i] · scale for x viewed as (outer, n, inner), n = x.shape[dim].
+Tensor reduce_dim(const char* op, const Tensor& x_in, int64_t dim_in, bool keepdim, double scale_per_n) {
+  check_defined(op, x_in, "x");
+  check_cpu(op, x_in, "x");
+  const int64_t dim = wrap_dim(op, dim_in, x_in.dim());
+  Tensor x = x_in.contiguous();
+  const Shape& s = x.shape();
+  int64_t outer = 1, inner = 1, n = s[dim];
+  for (int64_t d = 0; d < dim; ++d) outer *= s[d];
+  for (int64_t d = dim + 1; d < x.dim(); ++d) inner *= s[d];
+  Shape out_shape = s;
+  if (keepdim) out_shape[dim] = 1;
+  else out_shape.erase(out_shape.begin() + dim);
+  Tensor y = Tensor::empty(out_shape, x.dtype());
+  const double scale = scale_per_n > 0 ? scale_per_n / (n ? n : 1) : 1.0;
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = compute_t<T>;
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+#pragma omp parallel for if (outer * inner * n > cpu::kParallelMin)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        C acc = 0;
+        const T* base = px + o * n * inner + i;
+        for (int64_t j = 0; j < n; ++j) acc += load(base[j * inner]);
+        py[o * inner + i] = store<T>(acc * static_cast<C>(scale));
+      }
+  });
+  return y;
+}
+
+// dy of a reduction, spread back over x's shape: every element of x contributed once.
+Tensor spread(const Tensor& dy, const Shape& keep_shape, const Shape& x_shape, double scale) {
+  Tensor g = expand(dy.reshape(keep_shape), x_shape).contiguous();
+  return scale == 1.0 ? g : cpu::map(g, [scale](auto v) { return v * decltype(v)(scale); });
+}
+
+Shape keepdim_shape(const Shape& s, int64_t dim) {
+  Shape k = s;
+  k[dim] = 1;
+  return k;
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x) {
+  Tensor y = reduce_all("sum", x, 1.0);
+  // d(Σx)/dx_i = 1
+  Shape xs = x.shape();
+  return record("sum", y, {x}, [xs](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{spread(dy, Shape(xs.size(), 1), xs, 1.0)};
+  });
+}
+
+Tensor mean(const Tensor& x) {
+  const int64_t n = x.defined() ? x.numel() : 1;
+  Tensor y = reduce_all("mean", x, 1.0 / (n ? n : 1));
+  // d(Σx/n)/dx_i = 1/n
+  Shape xs = x.shape();
+  return record("mean", y, {x}, [xs, n](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{spread(dy, Shape(xs.size(), 1), xs, 1.0 / n)};
+  });
+}
+
+Tensor sum(const Tensor& x, int64_t dim, bool keepdim) {
+  Tensor y = reduce_dim("sum", x, dim, keepdim, 0);
+  // d(Σ_j x_j)/dx_i = 1 along the reduced dim
+  Shape xs = x.shape();
+  Shape ks = keepdim_shape(xs, wrap_dim("sum", dim, x.dim()));
+  return record("sum_dim", y, {x}, [xs, ks](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{spread(dy, ks, xs, 1.0)};
+  });
+}
+
+Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
+  Tensor y = reduce_dim("mean", x, dim, keepdim, 1.0);
+  // d(mean_j x_j)/dx_i = 1/n along the reduced dim
+  Shape xs = x.shape();
+  int64_t d = wrap_dim("mean", dim, x.dim());
+  Shape ks = keepdim_shape(xs, d);
+  double inv_n = 1.0 / (xs[d] ? xs[d] : 1);
+  return record("mean_dim", y, {x}, [xs, ks, inv_n](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{spread(dy, ks, xs, inv_n)};
+  });
+}
+
+}  // namespace hg

@@ -1,0 +1,130 @@
+#include "framework/ops/unary.h"
+
+#include <cmath>
+
+#include "framework/autograd/node.h"
+#include "framework/cpu/elementwise.h"
+#include "framework/ops/check.h"
+
+namespace hg {
+
+namespace {
+
+void check_unary(const char* op, const Tensor& x) {
+  check_defined(op, x, "x");
+  check_cpu(op, x, "x");
+}
+
+using std::erf;
+using std::exp;
+using std::log;
+using std::sqrt;
+using std::tanh;
+
+// Φ(x) = P(Z ≤ x) for a standard normal Z, and its density φ(x).
+template <class C> C normal_cdf(C x) { return C(0.5) * (C(1) + erf(x * C(M_SQRT1_2))); }
+template <class C> C normal_pdf(C x) { return exp(C(-0.5) * x * x) * C(0.3989422804014327); }
+
+}  // namespace
+
+Tensor relu(const Tensor& x) {
+  check_unary("relu", x);
+  Tensor y = cpu::map(x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  // relu'(x) = 1 if x > 0 else 0
+  Tensor xd = x.detach();
+  return record("relu", y, {x}, [xd](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{
+        cpu::map2(dy, xd, [](auto g, auto v) { return v > 0 ? g : decltype(g)(0); })};
+  });
+}
+
+Tensor gelu(const Tensor& x) {
+  check_unary("gelu", x);
+  Tensor y = cpu::map(x, [](auto v) { return v * normal_cdf(v); });
+  // gelu'(x) = Φ(x) + x·φ(x)
+  Tensor xd = x.detach();
+  return record("gelu", y, {x}, [xd](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{cpu::map2(
+        dy, xd, [](auto g, auto v) { return g * (normal_cdf(v) + v * normal_pdf(v)); })};
+  });
+}
+
+Tensor sigmoid(const Tensor& x) {
+  check_unary("sigmoid", x);
+  using std::exp;
+  Tensor y = cpu::map(x, [](auto v) { return decltype(v)(1) / (decltype(v)(1) + exp(-v)); });
+  // σ'(x) = σ(x)·(1 − σ(x)): written with the output, so nothing is recomputed
+  Tensor yd = y.detach();
+  return record("sigmoid", y, {x}, [yd](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{
+        cpu::map2(dy, yd, [](auto g, auto s) { return g * s * (decltype(s)(1) - s); })};
+  });
+}
+
+Tensor tanh(const Tensor& x) {
+  check_unary("tanh", x);
+  Tensor y = cpu::map(x, [](auto v) { return tanh(v); });
+  // tanh'(x) = 1 − tanh²(x)
+  Tensor yd = y.detach();
+  return record("tanh", y, {x}, [yd](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{
+        cpu::map2(dy, yd, [](auto g, auto t) { return g * (decltype(t)(1) - t * t); })};
+  });
+}
+
+Tensor exp(const Tensor& x) {
+  check_unary("exp", x);
+  Tensor y = cpu::map(x, [](auto v) { return exp(v); });
+  // exp'(x) = exp(x)
+  Tensor yd = y.detach();
+  return record("exp", y, {x}, [yd](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{cpu::map2(dy, yd, [](auto g, auto e) { return g * e; })};
+  });
+}
+
+Tensor log(const Tensor& x) {
+  check_unary("log", x);
+  Tensor y = cpu::map(x, [](auto v) { return log(v); });
+  // log'(x) = 1/x
+  Tensor xd = x.detach();
+  return record("log", y, {x}, [xd](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{cpu::map2(dy, xd, [](auto g, auto v) { return g / v; })};
+  });
+}
+
+Tensor sqrt(const Tensor& x) {
+  check_unary("sqrt", x);
+  Tensor y = cpu::map(x, [](auto v) { return sqrt(v); });
+  // sqrt'(x) = 1 / (2·sqrt(x))
+  Tensor yd = y.detach();
+  return record("sqrt", y, {x}, [yd](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{
+        cpu::map2(dy, yd, [](auto g, auto s) { return g / (decltype(s)(2) * s); })};
+  });
+}
+
+Tensor pow(const Tensor& x, double p) {
+  check_unary("pow", x);
+  Tensor y = cpu::map(x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
+  // (x^p)' = p·x^(p−1)
+  Tensor xd = x.detach();
+  return record("pow", y, {x}, [xd, p](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{cpu::map2(dy, xd, [p](auto g, auto v) {
+      using C = decltype(v);
+      return g * static_cast<C>(p) * std::pow(v, static_cast<C>(p - 1));
+    })};
+  });
+}
+
+Tensor square(const Tensor& x) {
+  check_unary("square", x);
+  Tensor y = cpu::map(x, [](auto v) { return v * v; });
+  // (x²)' = 2x
+  Tensor xd = x.detach();
+  return record("square", y, {x}, [xd](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{
+        cpu::map2(dy, xd, [](auto g, auto v) { return g * decltype(v)(2) * v; })};
+  });
+}
+
+}  // namespace hg

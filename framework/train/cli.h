@@ -1,0 +1,77 @@
+#pragma once
+// The command-line flags every training chapter shares, so `--epochs`, `--lr`, `--seed` ...
+// mean the same thing in chapters 02 and 06–12. A chapter adds its own flags next to them.
+//
+//   CLI::App app{"..."};
+//   hg::train::CommonFlags flags;              // defaults: chapter 02's recipe
+//   hg::train::add_common_flags(app, flags);
+//   CLI11_PARSE(app, argc, argv);              // a bad flag: message + exit code 2
+//   hg::train::apply_threads(flags.threads);
+//   hg::Device device = hg::train::device_from_flag(flags.device);  // throws on "cuda" without CUDA
+//
+// Header-only: it is compiled into the chapters (which link CLI11), not into the library.
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <omp.h>
+
+#include "framework/tensor/device.h"
+
+namespace hg::train {
+
+struct CommonFlags {
+  int epochs = -1;             // -1: the chapter's default for the model
+  int64_t batch_size = 128;
+  double lr = 0.05;
+  double momentum = 0.9;
+  double weight_decay = 0.0;
+  std::string model = "mlp";   // a name, or several separated by commas ("mlp,smallcnn")
+  std::string device = "cpu";  // cpu | cuda
+  int threads = 0;             // 0: OpenMP's default (all cores, or $OMP_NUM_THREADS)
+  uint64_t seed = 0;
+  std::string data;            // FashionMNIST folder; "" = $HG_DATA, then Debian's package
+  std::string run_name;        // runs/<run_name>/; "" = the chapter's default
+  int64_t limit_train = -1;    // use only the first N training images (-1: all)
+  int64_t limit_test = -1;     // the same for the test set
+  std::string checkpoint;      // save a checkpoint here after every epoch ("" = never)
+  std::string resume;          // continue from this checkpoint
+  std::string lr_schedule = "constant";  // constant | step | cosine (over epochs)
+};
+
+inline void add_common_flags(CLI::App& app, CommonFlags& f) {
+  app.add_option("--epochs", f.epochs, "passes over the training set (default: per model)");
+  app.add_option("--batch-size", f.batch_size, "images per optimizer step")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--lr", f.lr, "learning rate")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--momentum", f.momentum, "SGD momentum")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  app.add_option("--weight-decay", f.weight_decay, "L2 weight decay")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--model", f.model, "mlp | smallcnn | resnet18 | resnet50, or a comma list")->capture_default_str();
+  app.add_option("--device", f.device, "cpu | cuda")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--threads", f.threads, "CPU threads (0: all)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", f.seed, "seed of initialisation and shuffling")->capture_default_str();
+  app.add_option("--data", f.data, "FashionMNIST folder (default: $HG_DATA, then /usr/share/datasets/fashion-mnist)");
+  app.add_option("--run-name", f.run_name, "run folder name under runs/");
+  app.add_option("--limit-train", f.limit_train, "use only the first N training images");
+  app.add_option("--limit-test", f.limit_test, "use only the first N test images");
+  app.add_option("--checkpoint", f.checkpoint, "save a checkpoint to this file after every epoch");
+  app.add_option("--resume", f.resume, "continue training from this checkpoint")->check(CLI::ExistingFile);
+  app.add_option("--lr-schedule", f.lr_schedule, "constant | step | cosine, over epochs")
+      ->capture_default_str()->check(CLI::IsMember({"constant", "step", "cosine"}));
+}
+
+inline void apply_threads(int threads) {
+  if (threads > 0) omp_set_num_threads(threads);
+}
+
+// "cpu" or "cuda" -> Device; for "cuda" checks a GPU is usable and throws the framework's
+// message otherwise ("built without CUDA; use --device cpu").
+inline Device device_from_flag(const std::string& name) {
+  const Device d = parse_device(name);
+  if (d == Device::CUDA) require_cuda();
+  return d;
+}
+
+}  // namespace hg::train

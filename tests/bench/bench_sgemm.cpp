@@ -1,0 +1,301 @@
+// bench_sgemm — halfgrad's sgemm against OpenBLAS, same sizes, same threads, same run.
+//
+//   bench_sgemm [--sizes 256,512,1024,2048] [--threads 2] [--kernels all|best] [--min-time 0.5]
+//               [--no-training]     (skip the second table: the GEMM shapes chapter 02 trains with)
+//
+// OpenBLAS is the anchor only: it is loaded here with dlopen at run time, so the engine never
+// links a BLAS. Debian's OpenMP build (libopenblas0-openmp) is looked for first, because it
+// shares halfgrad's OpenMP runtime; the pthread build would fight it for the two cores.
+//
+// Validate before timing: for each size both libraries compute the same product and must
+// agree with a double-precision reference on sampled entries (and with each other) before a
+// figure is printed.
+#include <dlfcn.h>
+#include <omp.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "framework/cpu/gemm.h"
+
+namespace {
+
+// ---- OpenBLAS through dlopen --------------------------------------------------------------
+// cblas_sgemm(order, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)
+enum { CblasRowMajor = 101, CblasNoTrans = 111, CblasTrans = 112 };
+using cblas_sgemm_t = void (*)(int, int, int, int, int, int, float, const float*, int,
+                               const float*, int, float, float*, int);
+using set_threads_t = void (*)(int);
+using get_config_t = char* (*)();
+
+struct OpenBlas {
+  std::string path;
+  cblas_sgemm_t sgemm = nullptr;
+  set_threads_t set_num_threads = nullptr;
+  get_config_t config = nullptr, corename = nullptr;
+};
+
+OpenBlas load_openblas() {
+  OpenBlas ob;
+  const char* candidates[] = {"/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0",
+                              "libopenblas.so.0", "libopenblas.so"};
+  for (const char* path : candidates) {
+    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) continue;
+    ob.sgemm = reinterpret_cast<cblas_sgemm_t>(dlsym(h, "cblas_sgemm"));
+    ob.set_num_threads = reinterpret_cast<set_threads_t>(dlsym(h, "openblas_set_num_threads"));
+    ob.config = reinterpret_cast<get_config_t>(dlsym(h, "openblas_get_config"));
+    ob.corename = reinterpret_cast<get_config_t>(dlsym(h, "openblas_get_corename"));
+    if (ob.sgemm) {
+      ob.path = path;
+      return ob;
+    }
+  }
+  return ob;
+}
+
+// ---- timing ----------------------------------------------------------------------------------
+// Best of several repetitions, after one warm-up call, running at least min_time seconds.
+template <class F>
+double best_seconds(F run, double min_time) {
+  run();
+  double best = 1e30, total = 0;
+  int reps = 0;
+  while (total < min_time || reps < 3) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, s);
+    total += s;
+    ++reps;
+  }
+  return best;
+}
+
+// Max over sampled (i, j) of |C(i,j) - ref| / (K·eps·Σ|a||b|): ≤ 1 is "agrees to rounding".
+double check_sampled(const std::vector<float>& A, const std::vector<float>& B,
+                     const std::vector<float>& C, int n, std::mt19937& rng) {
+  std::uniform_int_distribution<int> idx(0, n - 1);
+  double worst = 0;
+  for (int s = 0; s < 400; ++s) {
+    const int i = idx(rng), j = idx(rng);
+    double ref = 0, mag = 0;
+    for (int k = 0; k < n; ++k) {
+      const double p = double(A[size_t(i) * n + k]) * B[size_t(k) * n + j];
+      ref += p;
+      mag += std::fabs(p);
+    }
+    const double tol = 2.0 * n * 1.1920929e-7 * mag;
+    worst = std::max(worst, std::fabs(C[size_t(i) * n + j] - ref) / tol);
+  }
+  return worst;
+}
+
+// The GEMMs one training step of chapter 02 runs (batch 128), with their transpose flags:
+// Linear y = x·Wᵀ, dx = dy·W, dW = dyᵀ·x; conv2d through the batched im2col of
+// framework/ops/conv.cpp: Y (F, N·P) = W·cols, dW = dY·colsᵀ, dcols = Wᵀ·dY.
+struct Shape {
+  const char* what;
+  bool ta, tb;
+  int M, N, K;
+};
+const Shape kTrainingShapes[] = {
+    {"mlp fc1 forward      x.W1^T", false, true, 128, 512, 784},
+    {"mlp fc1 dW1          dy^T.x", true, false, 512, 784, 128},
+    {"mlp fc2 forward      h.W2^T", false, true, 128, 256, 512},
+    {"mlp fc2 dx           dy.W2", false, false, 128, 512, 256},
+    {"mlp fc2 dW2          dy^T.h", true, false, 256, 512, 128},
+    {"cnn conv1 forward   W.cols", false, false, 32, 100352, 9},
+    {"cnn conv2 forward   W.cols", false, false, 64, 25088, 288},
+    {"cnn conv2 dW     dY.cols^T", false, true, 64, 288, 25088},
+    {"cnn conv2 dcols     W^T.dY", true, false, 288, 25088, 64},
+    {"cnn fc1 forward      x.W^T", false, true, 128, 128, 3136},
+    {"cnn fc1 dW           dy^T.x", true, false, 128, 3136, 128},
+};
+
+bool training_shapes(const OpenBlas& ob, int threads, double min_time) {
+  std::printf("\nchapter 02's GEMM shapes (automatic kernel, %d threads)\n", threads);
+  std::printf("%-28s %2s %2s %6s %6s %6s %10s %10s %8s\n", "", "tA", "tB", "M", "N", "K", "halfgrad",
+              ob.sgemm ? "OpenBLAS" : "", ob.sgemm ? "ratio" : "");
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> U(-1.f, 1.f);
+  bool ok = true;
+  for (const Shape& sh : kTrainingShapes) {
+    const int64_t a_cols = sh.ta ? sh.M : sh.K, b_cols = sh.tb ? sh.K : sh.N;
+    std::vector<float> A(size_t(sh.M) * sh.K), B(size_t(sh.K) * sh.N), C(size_t(sh.M) * sh.N),
+        Cref(C.size());
+    for (auto& v : A) v = U(rng);
+    for (auto& v : B) v = U(rng);
+    auto ours = [&] {
+      hg::cpu::sgemm(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, A.data(), a_cols, B.data(), b_cols, 0.f,
+                     C.data(), sh.N);
+    };
+    auto theirs = [&] {
+      ob.sgemm(CblasRowMajor, sh.ta ? CblasTrans : CblasNoTrans, sh.tb ? CblasTrans : CblasNoTrans,
+               sh.M, sh.N, sh.K, 1.f, A.data(), int(a_cols), B.data(), int(b_cols), 0.f, Cref.data(), sh.N);
+    };
+    ours();
+    // validate: sampled entries against a double reference
+    std::uniform_int_distribution<int> ri(0, sh.M - 1), ci(0, sh.N - 1);
+    double worst = 0;
+    for (int s = 0; s < 200; ++s) {
+      const int i = ri(rng), j = ci(rng);
+      double ref = 0, mag = 0;
+      for (int k = 0; k < sh.K; ++k) {
+        const double p = double(sh.ta ? A[size_t(k) * a_cols + i] : A[size_t(i) * a_cols + k]) *
+                         (sh.tb ? B[size_t(j) * b_cols + k] : B[size_t(k) * b_cols + j]);
+        ref += p;
+        mag += std::fabs(p);
+      }
+      worst = std::max(worst, std::fabs(C[size_t(i) * sh.N + j] - ref) / (2.0 * sh.K * 1.1920929e-7 * mag));
+    }
+    if (worst > 1.0) {
+      std::printf("%-28s WRONG (err/tolerance %.3g)\n", sh.what, worst);
+      ok = false;
+      continue;
+    }
+    const double flops = 2.0 * sh.M * sh.N * double(sh.K);
+    const double g_ours = flops / best_seconds(ours, min_time) * 1e-9;
+    std::printf("%-28s %2d %2d %6d %6d %6d %10.1f", sh.what, sh.ta, sh.tb, sh.M, sh.N, sh.K, g_ours);
+    if (ob.sgemm) {
+      const double g_ob = flops / best_seconds(theirs, min_time) * 1e-9;
+      std::printf(" %10.1f %7.0f%%", g_ob, 100.0 * g_ours / g_ob);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"halfgrad sgemm vs OpenBLAS (C = A·B, square, row-major, FP32)"};
+  std::vector<int> sizes{256, 512, 1024, 2048};
+  int threads = 2;
+  std::string kernels = "all";
+  double min_time = 0.5;
+  app.add_option("--sizes", sizes, "matrix sizes n (n×n times n×n)")->delimiter(',');
+  app.add_option("--threads", threads, "OpenMP threads for both libraries")->check(CLI::Range(1, 256));
+  app.add_option("--kernels", kernels, "all: every micro-kernel this CPU runs; best: the automatic one")
+      ->check(CLI::IsMember({"all", "best"}));
+  app.add_option("--min-time", min_time, "seconds of timing per entry (best repetition is kept)");
+  bool training = true;
+  app.add_flag("!--no-training", training, "skip the table of chapter 02's GEMM shapes");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  omp_set_num_threads(threads);
+  const OpenBlas ob = load_openblas();
+  if (ob.sgemm) {
+    if (ob.set_num_threads) ob.set_num_threads(threads);
+    std::printf("OpenBLAS: %s (%s, core %s)\n", ob.path.c_str(), ob.config ? ob.config() : "?",
+                ob.corename ? ob.corename() : "?");
+  } else {
+    std::printf("OpenBLAS: NOT FOUND (looked for libopenblas.so.0 in "
+                "/usr/lib/x86_64-linux-gnu/openblas-openmp/ and the loader path).\n"
+                "          Install it with: apt-get install libopenblas0-openmp   "
+                "(./lab bench does). Only halfgrad is timed below.\n");
+  }
+
+  using hg::cpu::GemmKernel;
+  std::vector<GemmKernel> ks;
+  if (kernels == "all") {
+    for (GemmKernel k : {GemmKernel::Portable, GemmKernel::Avx2, GemmKernel::Avx512})
+      if (hg::cpu::gemm_kernel_supported(k)) ks.push_back(k);
+  } else {
+    ks.push_back(GemmKernel::Auto);
+  }
+  std::vector<std::string> names;
+  for (GemmKernel k : ks) {
+    hg::cpu::set_gemm_kernel(k);
+    names.push_back(hg::cpu::gemm_kernel_name());
+  }
+  hg::cpu::set_gemm_kernel(GemmKernel::Auto);
+  const std::string best_name = hg::cpu::gemm_kernel_name();
+  std::printf("threads: %d   automatic kernel: %s   GFLOP/s = 2·n³ / best time\n\n", threads,
+              best_name.c_str());
+
+  // header
+  std::printf("%6s", "n");
+  for (const auto& nm : names) std::printf(" %12s", nm.c_str());
+  if (ob.sgemm) std::printf(" %12s %18s", "OpenBLAS", (best_name + "/OpenBLAS").c_str());
+  std::printf("\n");
+
+  std::mt19937 rng(2024);
+  std::uniform_real_distribution<float> U(-1.f, 1.f);
+  bool all_valid = true;
+  for (int n : sizes) {
+    const size_t nn = size_t(n) * n;
+    std::vector<float> A(nn), B(nn), C(nn), Cref(nn);
+    for (auto& v : A) v = U(rng);
+    for (auto& v : B) v = U(rng);
+    const double flops = 2.0 * double(n) * n * n;
+
+    // 1. validate
+    double ob_err = 0;
+    if (ob.sgemm) {
+      ob.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, A.data(), n, B.data(), n, 0.f,
+               Cref.data(), n);
+      ob_err = check_sampled(A, B, Cref, n, rng);
+    }
+    std::vector<double> gflops(ks.size());
+    bool valid = ob_err <= 1.0;
+    for (size_t q = 0; q < ks.size(); ++q) {
+      hg::cpu::set_gemm_kernel(ks[q]);
+      hg::cpu::sgemm(false, false, n, n, n, 1.f, A.data(), n, B.data(), n, 0.f, C.data(), n);
+      const double err = check_sampled(A, B, C, n, rng);
+      // Against OpenBLAS on every entry: two FP32 results may each be off by γ_n·Σ|a||b|,
+      // and Σ|a||b| ≤ n here (|a|, |b| ≤ 1), so they agree within 2·n·eps·n.
+      double vs_ob = 0;  // max |difference| / that bound
+      if (ob.sgemm)
+        for (size_t i = 0; i < nn; ++i)
+          vs_ob = std::max(vs_ob, double(std::fabs(C[i] - Cref[i])) / (2.0 * n * 1.1920929e-7 * n));
+      if (err > 1.0 || vs_ob > 1.0) {
+        std::printf("n=%d kernel %s: WRONG (sampled err/tolerance %.3g, vs OpenBLAS diff/bound %.3g)\n",
+                    n, names[q].c_str(), err, vs_ob);
+        valid = false;
+        continue;
+      }
+      // 2. time
+      gflops[q] = flops / best_seconds([&] {
+        hg::cpu::sgemm(false, false, n, n, n, 1.f, A.data(), n, B.data(), n, 0.f, C.data(), n);
+      }, min_time) * 1e-9;
+    }
+    hg::cpu::set_gemm_kernel(GemmKernel::Auto);
+    if (!valid) {
+      all_valid = false;
+      continue;
+    }
+    double ob_gflops = 0;
+    if (ob.sgemm)
+      ob_gflops = flops / best_seconds([&] {
+        ob.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, A.data(), n, B.data(), n,
+                 0.f, Cref.data(), n);
+      }, min_time) * 1e-9;
+    std::printf("%6d", n);
+    double best_gf = 0;
+    for (size_t q = 0; q < ks.size(); ++q) {
+      std::printf(" %12.1f", gflops[q]);
+      if (names[q] == best_name) best_gf = gflops[q];
+    }
+    if (ob.sgemm) std::printf(" %12.1f %17.0f%%", ob_gflops, 100.0 * best_gf / ob_gflops);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  if (training) all_valid = training_shapes(ob, threads, min_time) && all_valid;
+  if (!all_valid) {
+    std::printf("\nsome results did not validate: no figure is printed for them\n");
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,29 @@
+# Chapters 01 and 02 as tests (included by tests/CMakeLists.txt).
+#
+# lesson_01 exits 0 only when the gradient by hand, by autograd and by finite differences agree.
+if(TARGET lesson_01)
+  add_test(NAME lesson_01_gradients_agree COMMAND lesson_01)
+  set_tests_properties(lesson_01_gradients_agree PROPERTIES LABELS "lesson")
+endif()
+
+# The exercise as shipped (TODOs) must fail its grader; the solution passes (check_02_solution,
+# registered by lessons/CMakeLists.txt). Together they show the grader can tell them apart.
+if(TARGET check_02)
+  add_test(NAME check_02_unsolved_fails COMMAND check_02)
+  set_tests_properties(check_02_unsolved_fails PROPERTIES WILL_FAIL TRUE LABELS "lesson")
+endif()
+
+if(TARGET lesson_02)
+  # The whole chapter pipeline on a slice of FashionMNIST: data, training, evaluation, report,
+  # run log, and the RESULT line benchmarks parse.
+  add_test(NAME lesson_02_small_run
+           COMMAND lesson_02 --model mlp --epochs 1 --limit-train 2000 --limit-test 500
+                   --run-name test_lesson_02 --threads 1)
+  set_tests_properties(lesson_02_small_run PROPERTIES
+    WORKING_DIRECTORY ${CMAKE_BINARY_DIR}
+    PASS_REGULAR_EXPRESSION "RESULT model=mlp precision=fp32 epochs=1 seconds_per_epoch=[0-9.]+ test_accuracy=0\\.[0-9]+"
+    LABELS "lesson")
+  # A bad flag is refused (CLI11 exits 2 with the reason).
+  add_test(NAME lesson_02_bad_model COMMAND lesson_02 --model vgg)
+  set_tests_properties(lesson_02_bad_model PROPERTIES WILL_FAIL TRUE LABELS "lesson")
+endif()

@@ -1,0 +1,150 @@
+// viewer_png_check — the checks of tests/viewer/screenshots_test.sh, one subcommand each.
+// Prints the evidence (sizes, pixel counts, sampled colours) and exits 1 on a failed check.
+//
+//   size FILE W H                    the PNG is W x H
+//   notblank FILE                    many colours, and not one colour almost everywhere
+//   differ A B                       same size, and at least 1% of the pixels differ
+//   same A B                         identical pixels
+//   bits FILE LAYOUT ID E M HEX      the boxes of format ID (E exponent and M mantissa bits)
+//                                    show HEX: each box sampled has the colour of its field
+//                                    (sign | exponent | mantissa) and of its bit (set | clear)
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <stb_image.h>  // compiled into Debian's libstb
+
+#include "viewer/app/bit_colors.h"
+
+using hg::viewer::Rgb;
+
+namespace {
+
+struct Image {
+  int w = 0, h = 0;
+  std::vector<unsigned char> px;  // RGB
+  Rgb at(int x, int y) const {
+    const unsigned char* p = &px[(static_cast<size_t>(y) * w + x) * 3];
+    return {p[0], p[1], p[2]};
+  }
+};
+
+Image load(const char* path) {
+  Image im;
+  int n = 0;
+  unsigned char* data = stbi_load(path, &im.w, &im.h, &n, 3);
+  if (!data) {
+    std::fprintf(stderr, "FAIL cannot read PNG %s: %s\n", path, stbi_failure_reason());
+    std::exit(1);
+  }
+  im.px.assign(data, data + static_cast<size_t>(im.w) * im.h * 3);
+  stbi_image_free(data);
+  return im;
+}
+
+int fail(const std::string& why) {
+  std::printf("FAIL %s\n", why.c_str());
+  return 1;
+}
+
+int cmd_size(const char* file, int w, int h) {
+  Image im = load(file);
+  std::printf("%s: %dx%d (asked %dx%d)\n", file, im.w, im.h, w, h);
+  return im.w == w && im.h == h ? 0 : fail("wrong size");
+}
+
+int cmd_notblank(const char* file) {
+  Image im = load(file);
+  std::map<uint32_t, long> hist;
+  for (size_t i = 0; i < im.px.size(); i += 3)
+    hist[(im.px[i] << 16) | (im.px[i + 1] << 8) | im.px[i + 2]]++;
+  long top = 0;
+  for (const auto& [c, n] : hist) top = std::max(top, n);
+  double other = 1.0 - double(top) / (double(im.w) * im.h);
+  std::printf("%s: %zu distinct colours, %.1f%% of pixels differ from the commonest one\n", file,
+              hist.size(), 100 * other);
+  if (hist.size() < 32) return fail("fewer than 32 colours: blank?");
+  if (other < 0.05) return fail("under 5% of pixels differ from the background: blank?");
+  return 0;
+}
+
+int cmd_differ(const char* a, const char* b, bool want_same) {
+  Image x = load(a), y = load(b);
+  if (x.w != y.w || x.h != y.h) return fail("sizes differ");
+  long diff = 0;
+  for (size_t i = 0; i < x.px.size(); i += 3)
+    diff += x.px[i] != y.px[i] || x.px[i + 1] != y.px[i + 1] || x.px[i + 2] != y.px[i + 2];
+  double frac = double(diff) / (double(x.w) * x.h);
+  std::printf("%s vs %s: %ld pixels (%.2f%%) differ\n", a, b, diff, 100 * frac);
+  if (want_same) return diff == 0 ? 0 : fail("expected identical pictures");
+  return frac >= 0.01 ? 0 : fail("expected at least 1% of the pixels to differ");
+}
+
+int cmd_bits(const char* file, const char* layout, const std::string& id, int E, int M,
+             unsigned long long bits) {
+  Image im = load(file);
+  std::ifstream in(layout);
+  if (!in) return fail(std::string("cannot read ") + layout);
+  nlohmann::json j = nlohmann::json::parse(in);
+  const int n = 1 + E + M;
+  std::vector<nlohmann::json> boxes;
+  for (const auto& b : j["boxes"])
+    if (b["format"] == id) boxes.push_back(b);
+  std::printf("%s: %zu boxes of %s (expected %d)\n", layout, boxes.size(), id.c_str(), n);
+  if (static_cast<int>(boxes.size()) != n) return fail("wrong number of bit boxes");
+  int bad = 0;
+  float prev_x = -1;
+  for (int k = 0; k < n; ++k) {
+    const auto& b = boxes[k];
+    const int bit = b["bit"];
+    const auto r = b["rect"];
+    const float x0 = r[0], y0 = r[1], x1 = r[2], y1 = r[3];
+    // Boxes run left to right from the most significant bit.
+    if (bit != n - 1 - k || !(x0 > prev_x)) {
+      std::printf("  box %d: bit %d at x=%.0f is out of order\n", k, bit, x0);
+      ++bad;
+    }
+    prev_x = x0;
+    const bool sign = bit == n - 1, exponent = !sign && bit >= M;
+    const int value = static_cast<int>((bits >> bit) & 1ull);
+    using namespace hg::viewer;
+    const Rgb want = sign ? (value ? kSignOn : kSignOff)
+                          : exponent ? (value ? kExponentOn : kExponentOff)
+                                     : (value ? kMantissaOn : kMantissaOff);
+    // Sample left of the digit, half-way down: inside the box, away from the rounded corners.
+    const int sx = static_cast<int>(x0 + 3), sy = static_cast<int>((y0 + y1) * 0.5f);
+    if (sx < 0 || sy < 0 || sx >= im.w || sy >= im.h || x1 <= x0) {
+      std::printf("  bit %d: box outside the picture\n", bit);
+      ++bad;
+      continue;
+    }
+    const Rgb got = im.at(sx, sy);
+    const int d = std::abs(got.r - want.r) + std::abs(got.g - want.g) + std::abs(got.b - want.b);
+    const char* field = sign ? "sign" : exponent ? "exponent" : "mantissa";
+    std::printf("  bit %2d %-8s %d  pixel (%d,%d) = (%3d,%3d,%3d)  expected (%3d,%3d,%3d)  %s\n",
+                bit, field, value, sx, sy, got.r, got.g, got.b, want.r, want.g, want.b,
+                d <= 24 ? "ok" : "WRONG");
+    bad += d > 24;
+  }
+  return bad == 0 ? 0 : fail(std::to_string(bad) + " bit boxes wrong");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string cmd = argc > 1 ? argv[1] : "";
+  if (cmd == "size" && argc == 5) return cmd_size(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+  if (cmd == "notblank" && argc == 3) return cmd_notblank(argv[2]);
+  if (cmd == "differ" && argc == 4) return cmd_differ(argv[2], argv[3], false);
+  if (cmd == "same" && argc == 4) return cmd_differ(argv[2], argv[3], true);
+  if (cmd == "bits" && argc == 8)
+    return cmd_bits(argv[2], argv[3], argv[4], std::atoi(argv[5]), std::atoi(argv[6]),
+                    std::strtoull(argv[7], nullptr, 16));
+  std::fprintf(stderr, "usage: viewer_png_check size|notblank|differ|same|bits ... (see the source)\n");
+  return 2;
+}

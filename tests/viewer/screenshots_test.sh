@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Headless screenshots of the viewer under Xvfb, checked pixel by pixel by viewer_png_check.
+# Usage: screenshots_test.sh VIEWER PNG_CHECK WORKDIR
+# Exits 77 (ctest: skipped, never passed) when xvfb-run or the viewer is missing.
+set -euo pipefail
+viewer="${1:-}"; check="$2"; work="$3"
+
+if [ -z "$viewer" ] || [ ! -x "$viewer" ]; then
+  echo "SKIP: halfgrad-viewer was not built (libimgui-dev, libglfw3-dev or OpenGL missing)"; exit 77
+fi
+if ! command -v xvfb-run >/dev/null; then
+  echo "SKIP: xvfb-run is not installed (apt-get install xvfb xauth)"; exit 77
+fi
+
+rm -rf "$work"; mkdir -p "$work"
+shot() { xvfb-run -a -s '-screen 0 1280x800x24' "$viewer" "$@"; }
+
+echo "== synthetic demo runs"
+"$viewer" --make-demo-runs "$work/runs" --demo-steps 2000 --demo-modes fp32 dynamic_scale fp16_naive
+
+echo "== no display: one line, non-zero exit"
+set +e
+msg=$(env -u DISPLAY -u WAYLAND_DISPLAY "$viewer" --screenshot "$work/x.png" 2>&1); rc=$?
+set -e
+echo "$msg (exit $rc)"
+[ "$rc" -ne 0 ] || { echo "FAIL: exit 0 without a display"; exit 1; }
+[ "$(printf '%s\n' "$msg" | wc -l)" -eq 1 ] || { echo "FAIL: more than one line"; exit 1; }
+[ ! -e "$work/x.png" ] || { echo "FAIL: a PNG was written without a display"; exit 1; }
+
+echo "== a bad flag exits 2"
+set +e; "$viewer" --panel nope >/dev/null 2>&1; rc=$?; set -e
+[ "$rc" -eq 2 ] || { echo "FAIL: --panel nope exited $rc, expected 2"; exit 1; }
+
+echo "== screenshots"
+W=900; H=640
+shot --screenshot "$work/bits_1.png" --panel bits --value 1 --format fp16 --size ${W}x${H} \
+     --layout-json "$work/bits_1.json"
+shot --screenshot "$work/bits_hex.png" --panel bits --value 0x3C00 --format fp16 --size ${W}x${H} \
+     --layout-json "$work/bits_hex.json"
+shot --screenshot "$work/bits_2.png" --panel bits --value -0.3 --format fp16 --size ${W}x${H} \
+     --layout-json "$work/bits_2.json"
+shot --screenshot "$work/gradients.png" --panel gradients --run "$work/runs/demo_dynamic_scale" --size ${W}x${H}
+shot --screenshot "$work/scale.png" --panel scale "$work/runs" --size ${W}x${H}
+shot --screenshot "$work/big.png" --panel bits --size 1000x700
+
+for p in bits_1 bits_2 gradients scale; do
+  "$check" size "$work/$p.png" $W $H
+  "$check" notblank "$work/$p.png"
+done
+"$check" size "$work/big.png" 1000 700
+"$check" differ "$work/bits_1.png" "$work/gradients.png"
+"$check" differ "$work/bits_1.png" "$work/scale.png"
+"$check" differ "$work/gradients.png" "$work/scale.png"
+"$check" differ "$work/bits_1.png" "$work/bits_2.png"
+
+echo "== 1.0 in FP16 is 0 01111 0000000000 (0x3C00): the boxes' colours"
+"$check" bits "$work/bits_1.png" "$work/bits_1.json" fp16 5 10 3C00
+echo "== -0.3 in FP16 rounds to 0xB4CD = 1 01101 0011001101"
+"$check" bits "$work/bits_2.png" "$work/bits_2.json" fp16 5 10 B4CD
+echo "== hex input 0x3C00 sets the same bits"
+"$check" bits "$work/bits_hex.png" "$work/bits_hex.json" fp16 5 10 3C00
+echo "PASS"

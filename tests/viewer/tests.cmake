@@ -1,0 +1,30 @@
+# Viewer tests (included by tests/CMakeLists.txt).
+#
+# test_viewer_run_log  the run-log reader and the synthetic demo runs (doctest). It needs no
+#                      display and no GL, so it is built even when the viewer is not.
+# viewer_screenshots   headless screenshots under xvfb-run, checked by viewer_png_check.
+#                      Exits 77 (skipped, never passed) when xvfb-run or the viewer is missing.
+set(_hg_vdir ${PROJECT_SOURCE_DIR}/viewer)
+set(_hg_tdir ${CMAKE_CURRENT_LIST_DIR})
+
+add_executable(test_viewer_run_log ${_hg_tdir}/test_run_log.cpp
+               ${_hg_vdir}/run_log.cpp ${_hg_vdir}/demo_run.cpp)
+target_link_libraries(test_viewer_run_log PRIVATE halfgrad doctest::doctest hg_warnings)
+target_compile_definitions(test_viewer_run_log PRIVATE
+  HG_SOURCE_DIR="${PROJECT_SOURCE_DIR}" DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN)
+doctest_discover_tests(test_viewer_run_log PROPERTIES SKIP_RETURN_CODE 77)
+
+# Reads the PNGs (stb_image) and the bit-box sidecar; one subcommand per check.
+add_executable(viewer_png_check ${_hg_tdir}/png_check.cpp)
+target_include_directories(viewer_png_check PRIVATE ${PROJECT_SOURCE_DIR} ${HG_STB_INCLUDE})
+target_link_libraries(viewer_png_check PRIVATE ${HG_STB_LIB} nlohmann_json::nlohmann_json hg_warnings)
+
+if(HG_WITH_VIEWER)
+  set(_hg_viewer_exe $<TARGET_FILE:halfgrad-viewer>)
+else()
+  set(_hg_viewer_exe "")  # the script then exits 77: "viewer not built"
+endif()
+add_test(NAME viewer_screenshots
+         COMMAND bash ${_hg_tdir}/screenshots_test.sh "${_hg_viewer_exe}"
+                 $<TARGET_FILE:viewer_png_check> ${CMAKE_CURRENT_BINARY_DIR}/viewer_screenshots)
+set_tests_properties(viewer_screenshots PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180)

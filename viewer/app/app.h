@@ -1,0 +1,88 @@
+#pragma once
+// The viewer's state: the runs it follows, the panel shown, and each panel's choices.
+// One App lives in main(); every panel is a function draw_*_panel(App&) in its own file.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "framework/dtype/float_format.h"
+#include "viewer/run_log.h"
+
+namespace hg::viewer {
+
+enum class Panel { Bits, Gradients, Scale, Runs };
+const char* panel_id(Panel p);  // "bits" "gradients" "scale" "runs"
+
+// One run being followed (its file is re-read as it grows).
+struct RunSlot {
+  std::unique_ptr<RunReader> reader;
+  bool overlay = true;  // drawn in the Scale panel's overlays
+  ImU32 color = 0;      // its colour in every legend
+  const RunData& data() const { return reader->data(); }
+};
+
+// Where the Bits panel drew each bit box, in framebuffer pixels. Screenshot mode writes it
+// next to the PNG (--layout-json) so the tests can sample the boxes' colours.
+struct BitBox {
+  std::string format;  // "fp16"
+  int bit;             // 0 = least significant
+  const char* field;   // "sign" | "exponent" | "mantissa"
+  int value;           // 0 or 1
+  ImVec2 min, max;
+};
+
+struct BitsState {
+  double value = 0.1;
+  std::string text = "0.1";            // what the input box holds (decimal or 0x... hex)
+  const FloatFormat* bits_of = nullptr;  // non-null: `bits` (in this format) is the truth
+  uint64_t bits = 0;
+  const FloatFormat* only = nullptr;     // null: all formats one under another
+  const FloatFormat* focus = &kFP16;     // the format whose every field is shown
+  std::string error;                     // why the typed text was not understood
+};
+
+struct GradientsState {
+  int run = -1;          // index into App::runs (-1: first run with histograms)
+  std::string param;     // "" : the first parameter
+  int64_t step = -1;     // the step shown (nearest logged one; -1: the last one)
+  bool show_true = true; // histogram of the true gradient (÷ scale) next to the scaled one
+  bool log_counts = true;
+};
+
+struct App {
+  std::vector<std::string> roots;  // folders the user named: runs/ or single run folders
+  std::vector<RunSlot> runs;
+  Panel panel = Panel::Bits;
+  bool select_panel = true;        // make the tab bar switch to `panel` on the next frame
+  float ui_scale = 1.0f;
+  BitsState bits;
+  GradientsState grads;
+  int runs_selected = 0;           // Runs panel
+  bool follow = true;              // re-read growing runs
+  std::vector<BitBox>* bit_boxes = nullptr;  // set in screenshot mode: record bit boxes
+  double last_scan = -1e9, last_poll = -1e9;
+
+  // Finds run folders under the roots (new ones are added, none removed).
+  void scan();
+  // Reads what was appended to every run, at most `budget` bytes in all.
+  bool poll(int64_t budget);
+  // Blocks until every run is read to its end (screenshots and measurements).
+  void load_all();
+  // Index of the run whose folder or name is `key`, else -1.
+  int find_run(const std::string& key) const;
+};
+
+// Sets the Bits panel's number from text (decimal, 2^N, or hex bits of `hex_format`).
+// Returns false, with s.error saying why, when the text is not understood.
+bool bits_set_text(BitsState& s, const std::string& text, const FloatFormat& hex_format);
+
+void draw_app(App& app);  // the whole window: a tab per panel
+void draw_bits_panel(App& app);
+void draw_gradients_panel(App& app);
+void draw_scale_panel(App& app);
+void draw_runs_panel(App& app);
+
+}  // namespace hg::viewer

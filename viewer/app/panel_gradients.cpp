@@ -1,0 +1,349 @@
+// The Gradients panel: where a layer's gradients sit against FP16's range.
+//
+// Sections (grep for "----"):
+//   pickers      run, parameter, step
+//   histogram    log2|g| at one step, FP16's zones shaded; the scaled and the true gradient
+//   heat map     every logged step at once: x step, y exponent, colour count
+//   per layer    % of each parameter's gradient lost to FP16 underflow, over time
+//
+// The logged histogram is of the gradient as backward produced it, i.e. multiplied by the loss
+// scale (docs/run-log.md). The true gradient is the same histogram shifted by log2(scale) bins.
+// FP16's zones come from kFP16 (framework/dtype), never typed in here.
+#define GL_GLEXT_PROTOTYPES 1
+#include <GL/gl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include "viewer/app/app.h"
+#include "viewer/app/widgets.h"
+
+namespace hg::viewer {
+
+namespace {
+
+// FP16's zones as binary exponents e (a value in bin e has 2^e <= |g| < 2^(e+1)).
+struct Fp16Zones {
+  int e_sub;   // -24: the smallest subnormal; bins below flush to zero
+  int e_norm;  // -14: the smallest normal; bins e_sub..e_norm-1 are subnormal
+  int e_max;   //  15: the largest finite (65504) is in this bin; above it overflows
+};
+Fp16Zones fp16_zones() {
+  return {std::ilogb(kFP16.min_subnormal()), std::ilogb(kFP16.min_normal()),
+          std::ilogb(kFP16.max_finite())};
+}
+
+void shade_zones_x(const PlotFrame& f, bool labels) {
+  const Fp16Zones z = fp16_zones();
+  auto band = [&](double a, double b, ImU32 c, const char* label) {
+    float x0 = std::max(f.p0.x, f.px(a)), x1 = std::min(f.p1.x, f.px(b));
+    if (x1 <= x0) return;
+    f.dl->AddRectFilled({x0, f.p0.y}, {x1, f.p1.y}, c);
+    if (labels) f.dl->AddText({x0 + 3, f.p0.y + 2}, IM_COL32(230, 230, 230, 200), label);
+  };
+  band(f.x0, z.e_sub, IM_COL32(120, 120, 130, 70), "FP16: flushed to 0");
+  band(z.e_sub, z.e_norm, IM_COL32(80, 150, 220, 60), "subnormal");
+  band(z.e_norm, z.e_max + 1, IM_COL32(80, 200, 120, 30), "normal");
+  band(z.e_max + 1, f.x1, IM_COL32(230, 70, 60, 80), "overflow");
+}
+
+// The histograms of the selected parameter.
+const std::vector<GradHist>* param_hists(const RunData& run, const std::string& param) {
+  auto it = run.grads.find(param);
+  return it == run.grads.end() ? nullptr : &it->second;
+}
+
+int nearest_index(const std::vector<GradHist>& h, int64_t step) {
+  if (step < 0) return static_cast<int>(h.size()) - 1;
+  auto it = std::lower_bound(h.begin(), h.end(), step,
+                             [](const GradHist& a, int64_t s) { return a.step < s; });
+  if (it == h.end()) return static_cast<int>(h.size()) - 1;
+  if (it != h.begin() && step - (it - 1)->step < it->step - step) --it;
+  return static_cast<int>(it - h.begin());
+}
+
+double log2_scale(const GradHist& h) { return h.scale > 0 ? std::log2(h.scale) : 0.0; }
+
+// ---- pickers ----------------------------------------------------------------------------
+
+bool draw_pickers(App& app, int& run_index, const std::vector<GradHist>*& hists, int& index) {
+  GradientsState& g = app.grads;
+  std::vector<int> with_grads;
+  for (size_t i = 0; i < app.runs.size(); ++i)
+    if (!app.runs[i].data().grads.empty()) with_grads.push_back(static_cast<int>(i));
+  if (with_grads.empty()) {
+    ImGui::TextWrapped("No run with gradient histograms (grad_hist events) yet. Open a run "
+                       "folder, or make synthetic demo runs with --make-demo-runs runs/.");
+    return false;
+  }
+  if (std::find(with_grads.begin(), with_grads.end(), g.run) == with_grads.end())
+    g.run = with_grads[0];
+  run_index = g.run;
+  const RunData& run = app.runs[run_index].data();
+  const float fs = ImGui::GetFontSize();
+
+  ImGui::SetNextItemWidth(fs * 13);
+  if (ImGui::BeginCombo("run", run.name.c_str())) {
+    for (int i : with_grads)
+      if (ImGui::Selectable(app.runs[i].data().name.c_str(), i == g.run)) g.run = i;
+    ImGui::EndCombo();
+  }
+  help_marker("A run folder with grad_hist events (docs/run-log.md). Runs are listed in the "
+              "Runs panel.");
+  if (param_hists(run, g.param) == nullptr) g.param = run.params.front();
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(fs * 11);
+  if (ImGui::BeginCombo("parameter", g.param.c_str())) {
+    for (const auto& p : run.params)
+      if (ImGui::Selectable(p.c_str(), p == g.param)) g.param = p;
+    ImGui::EndCombo();
+  }
+  help_marker("One parameter tensor (a layer's weight or bias): its gradient is what the "
+              "histogram shows.");
+  hists = param_hists(run, g.param);
+  index = nearest_index(*hists, g.step);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(fs * 14);
+  int last = static_cast<int>(hists->size()) - 1;
+  if (ImGui::SliderInt("##step", &index, 0, last, fmt::format("step {}", (*hists)[index].step).c_str()))
+    g.step = (*hists)[index].step;
+  help_marker("The training step (histograms are logged every few steps). Also: click the heat "
+              "map below.");
+  ImGui::SameLine();
+  ImGui::Checkbox("log counts", &g.log_counts);
+  help_marker("Bar height log10(1 + count): small groups of values (the ones FP16 loses) stay "
+              "visible next to big ones.");
+  ImGui::SameLine();
+  ImGui::Checkbox("true gradient", &g.show_true);
+  help_marker("With a loss scale the backward pass computes scale x gradient, so the values "
+              "FP16 holds are shifted right by log2(scale) binades. Ticked: also draw the true "
+              "gradient (÷ scale) in blue, and show the heat map unscaled.");
+  synthetic_banner(run);
+  return true;
+}
+
+// ---- histogram --------------------------------------------------------------------------
+
+void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
+  const double s = std::round(log2_scale(h));
+  const bool scaled = s != 0;
+  const double xlo = h.exp_min - 1 - (scaled && g.show_true ? std::max(0.0, s) : 0);
+  const double xhi = h.exp_max + 2 + (scaled && g.show_true ? std::max(0.0, -s) : 0);
+  auto y_of = [&](int64_t c) { return g.log_counts ? std::log10(1.0 + c) : double(c); };
+  double ymax = y_of(std::max(h.below, h.above));
+  for (auto c : h.counts) ymax = std::max(ymax, y_of(c));
+  const char* ytitle = g.log_counts ? "log10(1 + count)" : "count";
+  PlotFrame f = begin_plot("hist", size, xlo, xhi, 0, ymax * 1.08 + 1e-9, "floor(log2 |g|)",
+                           ytitle, pow2_label, nullptr, 4, 0);
+  shade_zones_x(f, true);
+  auto bar = [&](double x, int64_t c, ImU32 fill, bool outline) {
+    if (c <= 0) return;
+    ImVec2 a = f.map(x + 0.1, y_of(c)), b = f.map(x + 0.9, 0);
+    if (outline) f.dl->AddRect(a, b, fill, 0, 0, 1.5f);
+    else f.dl->AddRectFilled(a, b, fill);
+  };
+  const ImU32 held = IM_COL32(250, 170, 60, 230), truth = IM_COL32(110, 180, 255, 255);
+  for (size_t i = 0; i < h.counts.size(); ++i) bar(h.exp_min + double(i), h.counts[i], held, false);
+  bar(h.exp_min - 1, h.below, IM_COL32(250, 170, 60, 120), false);
+  bar(h.exp_max + 1, h.above, IM_COL32(250, 170, 60, 120), false);
+  if (scaled && g.show_true)
+    for (size_t i = 0; i < h.counts.size(); ++i) bar(h.exp_min + double(i) - s, h.counts[i], truth, true);
+  end_plot(f);
+  // legend
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  float fs = ImGui::GetFontSize();
+  ImVec2 l = {f.p1.x - fs * 17, f.p0.y + fs * 1.4f};
+  dl->AddRectFilled(l, {l.x + fs * 0.8f, l.y + fs * 0.8f}, held);
+  dl->AddText({l.x + fs, l.y - fs * 0.1f}, IM_COL32(230, 230, 230, 255),
+              scaled ? "as computed: x scale (what FP16 holds)" : "gradient (no loss scale)");
+  if (scaled && g.show_true) {
+    l.y += fs * 1.2f;
+    dl->AddRect(l, {l.x + fs * 0.8f, l.y + fs * 0.8f}, truth, 0, 0, 1.5f);
+    dl->AddText({l.x + fs, l.y - fs * 0.1f}, IM_COL32(230, 230, 230, 255), "true gradient (÷ scale)");
+  }
+}
+
+void draw_summary(const GradHist& h) {
+  auto pct = [&](int64_t c) { return h.total > 0 ? 100.0 * c / h.total : 0.0; };
+  ImGui::Text("step %lld   scale %g (2^%g)   %lld values:  zeros %.2f%%   FP16 underflow %.2f%%   "
+              "subnormal %.2f%%   overflow %.3f%%   inf %lld   NaN %lld",
+              static_cast<long long>(h.step), h.scale, log2_scale(h),
+              static_cast<long long>(h.total), pct(h.zeros), pct(h.fp16_underflow),
+              pct(h.fp16_subnormal), pct(h.fp16_overflow), static_cast<long long>(h.inf),
+              static_cast<long long>(h.nan));
+  help_marker("Out of all the elements of this gradient: exact zeros; values below FP16's "
+              "smallest subnormal 2^-24 (FP16 flushes them to zero: that part of the gradient "
+              "is lost); subnormals 2^-24..2^-14 (kept, with fewer bits); above 65504 (become "
+              "inf, and a loss scaler skips the step). Counts are of the scaled values, which "
+              "is what FP16 actually holds.");
+  if (h.lost_update_fraction >= 0) {
+    ImGui::SameLine();
+    ImGui::Text("  updates lost: %.1f%%", 100 * h.lost_update_fraction);
+    help_marker("Share of weights whose update lr x step is below half an ULP of the weight in "
+                "its storage format: the addition rounds it away (chapter 06). F32 master "
+                "weights (chapter 07) fix this.");
+  }
+}
+
+// ---- heat map ---------------------------------------------------------------------------
+
+struct HeatTexture {
+  GLuint tex = 0;
+  const RunData* run = nullptr;
+  std::string param;
+  uint64_t version = ~0ull;
+  bool unscaled = false;
+  int e_lo = 0, e_hi = 0;  // exponent of the bottom and the top row
+};
+
+// Builds (or reuses) a texture: one column per logged step, one row per exponent bin.
+const HeatTexture& heat_texture(const RunData& run, uint64_t version, const std::string& param,
+                                const std::vector<GradHist>& hs, bool unscaled) {
+  static HeatTexture t;
+  if (t.tex && t.run == &run && t.param == param && t.version == version && t.unscaled == unscaled)
+    return t;
+  int e_lo = INT32_MAX, e_hi = INT32_MIN;
+  for (const auto& h : hs) {
+    int s = unscaled ? static_cast<int>(std::round(log2_scale(h))) : 0;
+    e_lo = std::min(e_lo, h.exp_min - s);
+    e_hi = std::max(e_hi, h.exp_max - s);
+  }
+  const int cols = static_cast<int>(hs.size()), rows = e_hi - e_lo + 1;
+  double cmax = 1;
+  for (const auto& h : hs)
+    for (auto c : h.counts) cmax = std::max(cmax, double(c));
+  std::vector<ImU32> px(static_cast<size_t>(cols) * rows, heat_color(0));
+  for (int x = 0; x < cols; ++x) {
+    const GradHist& h = hs[x];
+    int s = unscaled ? static_cast<int>(std::round(log2_scale(h))) : 0;
+    for (size_t i = 0; i < h.counts.size(); ++i) {
+      int e = h.exp_min + static_cast<int>(i) - s;
+      int row = e_hi - e;  // top row = largest exponent
+      px[static_cast<size_t>(row) * cols + x] = heat_color(std::log1p(double(h.counts[i])) / std::log1p(cmax));
+    }
+  }
+  if (!t.tex) glGenTextures(1, &t.tex);
+  glBindTexture(GL_TEXTURE_2D, t.tex);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  t.run = &run, t.param = param, t.version = version, t.unscaled = unscaled;
+  t.e_lo = e_lo, t.e_hi = e_hi;
+  return t;
+}
+
+void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& hs, int index,
+                   ImVec2 size) {
+  GradientsState& g = app.grads;
+  const HeatTexture& t = heat_texture(slot.data(), slot.reader->version(), g.param, hs, g.show_true);
+  const int64_t s0 = hs.front().step, s1 = hs.back().step;
+  const double dx = hs.size() > 1 ? double(s1 - s0) / (hs.size() - 1) : 1.0;
+  PlotFrame f = begin_plot("heat", size, s0, s1 + dx, t.e_lo, t.e_hi + 1, "step",
+                           g.show_true ? "heat map: true gradient, log2 |g| (colour: count)"
+                                       : "heat map: gradient as computed (x scale), log2 |g|",
+                           step_label, pow2_label, 0, 8);
+  if (ImGui::IsItemActive() && ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+    double step = f.x_at(ImGui::GetIO().MousePos.x);
+    g.step = hs[nearest_index(hs, static_cast<int64_t>(step))].step;
+  }
+  f.dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.tex)), f.p0, f.p1);
+  const Fp16Zones z = fp16_zones();
+  auto hline = [&](double e, ImU32 c, const char* label) {
+    float y = f.py(e);
+    f.dl->AddLine({f.p0.x, y}, {f.p1.x, y}, c, 1.5f);
+    f.dl->AddText({f.p0.x + 4, y - ImGui::GetFontSize() - 1}, c, label);
+  };
+  hline(z.e_sub, IM_COL32(200, 200, 210, 220), "2^-24: below, FP16 flushes to 0");
+  hline(z.e_norm, IM_COL32(120, 180, 240, 220), "2^-14: FP16 normal from here");
+  hline(z.e_max + 1, IM_COL32(240, 90, 80, 230), "65504 < 2^16: FP16 overflows above");
+  float x = f.px(hs[index].step + 0.5 * dx);
+  f.dl->AddLine({x, f.p0.y}, {x, f.p1.y}, IM_COL32(255, 255, 255, 200), 1.5f);
+  end_plot(f);
+  help_marker("Every logged step of this parameter at once: x is the step, y the binary "
+              "exponent floor(log2|g|), brightness the number of values (log scale). Watch the "
+              "band sink as training converges, and (with a dynamic loss scale, 'true gradient' "
+              "unticked) jump when the scale changes. Click to pick a step.");
+}
+
+// ---- per layer over time ----------------------------------------------------------------
+
+void draw_underflow(App& app, const RunData& run, ImVec2 size) {
+  GradientsState& g = app.grads;
+  static int what = 0;  // 0: % underflow, 1: % updates lost
+  bool has_lost = false;
+  double ymax = 0, xmax = 1;
+  for (const auto& [p, hs] : run.grads) {
+    for (const auto& h : hs) {
+      has_lost |= h.lost_update_fraction >= 0;
+      double v = what == 0 ? (h.total ? 100.0 * h.fp16_underflow / h.total : 0) : 100.0 * h.lost_update_fraction;
+      ymax = std::max(ymax, v);
+      xmax = std::max(xmax, double(h.step));
+    }
+  }
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
+  const char* items[] = {"% lost to FP16 underflow", "% of updates lost (rounded away)"};
+  ImGui::Combo("per layer, over time", &what, items, has_lost ? 2 : 1);
+  help_marker("One line per parameter; the selected one is white. Underflow: the share of the "
+              "gradient's elements below 2^-24 once scaled, which FP16 turns into zeros. A "
+              "loss scale lifts them back into range. Updates lost: lost_update_fraction from "
+              "the log (chapter 06).");
+  size.y -= ImGui::GetFrameHeightWithSpacing();
+  PlotFrame f = begin_plot("underflow", size, 0, xmax, 0, std::max(1.0, ymax * 1.1), "step",
+                           nullptr, step_label);
+  const int max_pts = std::max(16, static_cast<int>((f.p1.x - f.p0.x) / 2));
+  std::vector<ImVec2> pts;
+  int i = 0;
+  for (const auto& name : run.params) {
+    const auto& hs = run.grads.at(name);
+    const bool sel = name == g.param;
+    pts.clear();
+    size_t stride = std::max<size_t>(1, hs.size() / max_pts);
+    for (size_t k = 0; k < hs.size(); k += stride) {
+      const auto& h = hs[k];
+      double v = what == 0 ? (h.total ? 100.0 * h.fp16_underflow / h.total : 0) : 100.0 * h.lost_update_fraction;
+      pts.push_back(f.map(double(h.step), v));
+    }
+    ImU32 c = sel ? IM_COL32(255, 255, 255, 255) : (run_color(i + 1) & 0x00FFFFFF) | (110u << 24);
+    if (!sel) f.dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), c, 0, 1.0f);
+    ++i;
+  }
+  // the selected one last, on top
+  if (auto it = run.grads.find(g.param); it != run.grads.end()) {
+    pts.clear();
+    size_t stride = std::max<size_t>(1, it->second.size() / max_pts);
+    for (size_t k = 0; k < it->second.size(); k += stride) {
+      const auto& h = it->second[k];
+      double v = what == 0 ? (h.total ? 100.0 * h.fp16_underflow / h.total : 0) : 100.0 * h.lost_update_fraction;
+      pts.push_back(f.map(double(h.step), v));
+    }
+    f.dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), IM_COL32(255, 255, 255, 255), 0, 2.5f);
+    f.dl->AddText({f.p0.x + 6, f.p0.y + 4}, IM_COL32(255, 255, 255, 255),
+                  fmt::format("white: {} ({} parameters in all)", g.param, run.params.size()).c_str());
+  }
+  end_plot(f);
+}
+
+}  // namespace
+
+void draw_gradients_panel(App& app) {
+  int run_index = -1, index = 0;
+  const std::vector<GradHist>* hs = nullptr;
+  if (!draw_pickers(app, run_index, hs, index)) return;
+  const RunSlot& slot = app.runs[run_index];
+  const GradHist& h = (*hs)[index];
+  draw_summary(h);
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  float gap = ImGui::GetStyle().ItemSpacing.y;
+  draw_histogram(app.grads, h, ImVec2(avail.x, avail.y * 0.40f - gap));
+  draw_heat_map(app, slot, *hs, index, ImVec2(avail.x - ImGui::GetFontSize() * 2, avail.y * 0.30f - gap));
+  draw_underflow(app, slot.data(), ImVec2(avail.x, avail.y * 0.30f - gap));
+}
+
+}  // namespace hg::viewer

@@ -1,0 +1,214 @@
+// The Scale panel: the loss scale over time, and loss / accuracy, for several runs at once.
+//
+// Sections (grep for "----"):
+//   legend       a checkbox per run, in its colour
+//   loss scale   log2(scale) per step; skipped steps (inf/NaN found) marked in red
+//   curves       train loss, and test (or train) accuracy
+//
+// Long runs (10^5 steps) are drawn one point per pixel column (min and max of the column), so
+// a frame costs the same for any run length.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include "viewer/app/app.h"
+#include "viewer/app/widgets.h"
+
+namespace hg::viewer {
+
+namespace {
+
+struct XRange {
+  double x0 = 0, x1 = 1;
+};
+
+// ---- legend -----------------------------------------------------------------------------
+
+void draw_legend(App& app) {
+  ImGui::TextUnformatted("runs:");
+  help_marker("Tick the runs to overlay. The colour of a run is the same in every plot. Runs "
+              "come from the folders given on the command line (default runs/).");
+  bool any_synthetic = false;
+  for (size_t i = 0; i < app.runs.size(); ++i) {
+    RunSlot& r = app.runs[i];
+    ImGui::SameLine();
+    ImGui::PushID(static_cast<int>(i));
+    ImGui::PushStyleColor(ImGuiCol_Text, r.color);
+    std::string label = r.data().name;
+    if (r.data().run_json.is_object() && r.data().run_json.contains("precision"))
+      label += " (" + r.data().run_json["precision"].get<std::string>() + ")";
+    ImGui::Checkbox(label.c_str(), &r.overlay);
+    ImGui::PopStyleColor();
+    ImGui::PopID();
+    any_synthetic |= r.overlay && r.data().synthetic;
+  }
+  if (any_synthetic) {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 120, 110, 255));
+    ImGui::TextUnformatted("SYNTHETIC DEMO DATA: these runs come from --make-demo-runs (a "
+                           "statistical model), not from training a network.");
+    ImGui::PopStyleColor();
+  }
+}
+
+// Min and max of `values` per pixel column, as a vertical segment; plus a polyline of means.
+template <class Points, class Get>
+void draw_series(const PlotFrame& f, const Points& pts, Get get, ImU32 color, float thickness) {
+  const int cols = std::max(1, static_cast<int>(f.p1.x - f.p0.x));
+  std::vector<ImVec2> line;
+  line.reserve(cols);
+  int col = -1;
+  double lo = 0, hi = 0, sum = 0;
+  int n = 0;
+  auto flush = [&]() {
+    if (n == 0) return;
+    float x = f.p0.x + col + 0.5f;
+    if (hi > lo) f.dl->AddLine({x, f.py(lo)}, {x, f.py(hi)}, (color & 0x00FFFFFF) | (90u << 24));
+    line.push_back({x, f.py(sum / n)});
+  };
+  for (const auto& p : pts) {
+    double x = double(p.step), y = get(p);
+    if (!std::isfinite(y)) continue;
+    int c = static_cast<int>((x - f.x0) / (f.x1 - f.x0) * cols);
+    if (c < 0 || c >= cols) continue;
+    if (c != col) {
+      flush();
+      col = c, lo = hi = sum = y, n = 1;
+      continue;
+    }
+    lo = std::min(lo, y), hi = std::max(hi, y), sum += y, ++n;
+  }
+  flush();
+  if (line.size() == 1) f.dl->AddCircleFilled(line[0], 3, color);
+  f.dl->AddPolyline(line.data(), static_cast<int>(line.size()), color, 0, thickness);
+}
+
+// ---- loss scale -------------------------------------------------------------------------
+
+void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  int64_t skipped = 0;
+  for (const auto& r : app.runs) {
+    if (!r.overlay) continue;
+    for (const auto& p : r.data().loss_scale) {
+      if (p.scale <= 0) continue;
+      lo = std::min(lo, std::log2(p.scale)), hi = std::max(hi, std::log2(p.scale));
+      skipped += p.skipped;
+    }
+  }
+  if (!(hi >= lo)) {
+    ImGui::TextDisabled("loss scale: none of the ticked runs logged one (fp32, fp16_naive and "
+                        "bf16 runs train without a loss scale).");
+    ImGui::Dummy(ImVec2(size.x, size.y - ImGui::GetTextLineHeightWithSpacing()));
+    return;
+  }
+  PlotFrame f = begin_plot("scale", size, xr.x0, xr.x1, std::floor(lo) - 1, std::ceil(hi) + 2,
+                           nullptr, "loss scale (log2 axis); red ticks: skipped steps", step_label,
+                           pow2_label, 0, hi - lo > 12 ? 4 : hi - lo > 6 ? 2 : 1);
+  for (const auto& r : app.runs) {
+    if (!r.overlay || r.data().loss_scale.empty()) continue;
+    // The scale is a step function: draw only where it changes.
+    std::vector<ImVec2> pts;
+    double prev = std::numeric_limits<double>::quiet_NaN();
+    for (const auto& p : r.data().loss_scale) {
+      double y = std::log2(std::max(p.scale, 1e-300));
+      if (y != prev) {
+        if (!pts.empty()) pts.push_back(f.map(double(p.step), prev));
+        pts.push_back(f.map(double(p.step), y));
+        prev = y;
+      }
+    }
+    pts.push_back(f.map(double(r.data().loss_scale.back().step), prev));
+    f.dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), r.color, 0, 2.0f);
+    // skipped steps: a red tick above the line (one per pixel column at most)
+    float last_x = -1e9f;
+    for (const auto& p : r.data().loss_scale) {
+      if (!p.skipped) continue;
+      ImVec2 a = f.map(double(p.step), std::log2(std::max(p.scale, 1e-300)));
+      if (a.x - last_x < 1.0f) continue;
+      last_x = a.x;
+      f.dl->AddTriangleFilled({a.x, a.y - 4}, {a.x - 4, a.y - 12}, {a.x + 4, a.y - 12},
+                              IM_COL32(255, 70, 60, 255));
+    }
+  }
+  f.dl->AddText({f.p1.x - ImGui::GetFontSize() * 10, f.p0.y + 4}, IM_COL32(255, 120, 110, 255),
+                fmt::format("{} skipped steps", skipped).c_str());
+  end_plot(f);
+  help_marker("The number the loss is multiplied by before backward, so small gradients stay "
+              "above FP16's 2^-24. A dynamic scaler (chapter 09) halves it and skips the "
+              "optimizer step when a gradient overflowed (red), and doubles it after 2000 good "
+              "steps: the saw-tooth. A static scale (chapter 08) stays flat.");
+}
+
+// ---- curves -----------------------------------------------------------------------------
+
+void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>& names,
+                const char* title, bool log_y, const char* help) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const auto& r : app.runs) {
+    if (!r.overlay) continue;
+    for (const char* n : names) {
+      auto it = r.data().scalars.find(n);
+      if (it == r.data().scalars.end()) continue;
+      for (const auto& p : it->second)
+        if (std::isfinite(p.value) && (!log_y || p.value > 0)) {
+          double v = log_y ? std::log10(p.value) : p.value;
+          lo = std::min(lo, v), hi = std::max(hi, v);
+        }
+      break;  // the first name a run has
+    }
+  }
+  if (!(hi >= lo)) {
+    ImGui::TextDisabled("%s: not logged by the ticked runs", title);
+    ImGui::Dummy(ImVec2(size.x, size.y - ImGui::GetTextLineHeightWithSpacing()));
+    return;
+  }
+  double pad = (hi - lo) * 0.05 + 1e-6;
+  TickLabel pow10 = [](double v) { return fmt::format("{:.3g}", std::pow(10.0, v)); };
+  TickLabel ylab = log_y ? pow10 : nullptr;
+  PlotFrame f = begin_plot(title, size, xr.x0, xr.x1, lo - pad, hi + pad, "step", title, step_label, ylab);
+  for (const auto& r : app.runs) {
+    if (!r.overlay) continue;
+    for (const char* n : names) {
+      auto it = r.data().scalars.find(n);
+      if (it == r.data().scalars.end()) continue;
+      draw_series(f, it->second,
+                  [&](const ScalarPoint& p) { return log_y ? std::log10(p.value) : p.value; },
+                  r.color, 1.8f);
+      break;
+    }
+  }
+  end_plot(f);
+  help_marker(help);
+}
+
+}  // namespace
+
+void draw_scale_panel(App& app) {
+  if (app.runs.empty()) {
+    ImGui::TextWrapped("No runs. Give run folders on the command line, or write synthetic demo "
+                       "runs with: halfgrad-viewer --make-demo-runs runs/");
+    return;
+  }
+  draw_legend(app);
+  XRange xr;
+  for (const auto& r : app.runs)
+    if (r.overlay) xr.x1 = std::max(xr.x1, double(r.data().max_step + 1));
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  float gap = ImGui::GetStyle().ItemSpacing.y;
+  draw_loss_scale(app, xr, ImVec2(avail.x - ImGui::GetFontSize() * 2, avail.y * 0.36f - gap));
+  float w = (avail.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f - ImGui::GetFontSize() * 2;
+  ImVec2 half(w, avail.y * 0.64f - gap);
+  draw_curve(app, xr, half, {"train/loss"}, "train loss (log axis)", true,
+             "Cross-entropy on each training batch (a band: min..max of the steps that share a "
+             "pixel; the line: their mean). Naive FP16 (chapter 06) stalls above the others: "
+             "its small gradients flushed to zero.");
+  ImGui::SameLine();
+  draw_curve(app, xr, half, {"test/accuracy", "train/accuracy"}, "test accuracy", false,
+             "Accuracy on the test set after each epoch (train accuracy for runs that log no "
+             "test accuracy). A loss scale, autocast or BF16 should match FP32 here.");
+}
+
+}  // namespace hg::viewer

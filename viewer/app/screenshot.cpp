@@ -1,0 +1,99 @@
+// Offscreen framebuffer + PNG writing for --screenshot (see screenshot.h).
+#define GL_GLEXT_PROTOTYPES 1  // glGenFramebuffers & co. are exported by libGL on Linux
+#include "viewer/app/screenshot.h"
+
+#include <GL/gl.h>
+#include <GL/glext.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include <stb_image_write.h>  // compiled into Debian's libstb: no *_IMPLEMENTATION here
+
+namespace hg::viewer {
+
+Offscreen::Offscreen(int width, int height) : w_(width), h_(height) {
+  glGenFramebuffers(1, &fbo_);
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+  glGenTextures(1, &color_);
+  glBindTexture(GL_TEXTURE_2D, color_);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, w_, h_, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, color_, 0);
+  GLenum status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  if (status != GL_FRAMEBUFFER_COMPLETE)
+    throw std::runtime_error("offscreen framebuffer incomplete (status 0x" +
+                             std::to_string(status) + ")");
+}
+
+Offscreen::~Offscreen() {
+  glDeleteFramebuffers(1, &fbo_);
+  glDeleteTextures(1, &color_);
+}
+
+void Offscreen::bind() const { glBindFramebuffer(GL_FRAMEBUFFER, fbo_); }
+void Offscreen::unbind() const { glBindFramebuffer(GL_FRAMEBUFFER, 0); }
+
+std::vector<uint8_t> Offscreen::read() const {
+  std::vector<uint8_t> px(static_cast<size_t>(w_) * h_ * 4), out(px.size());
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo_);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, w_, h_, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  const size_t row = static_cast<size_t>(w_) * 4;
+  for (int y = 0; y < h_; ++y)  // OpenGL's row 0 is the bottom
+    std::memcpy(&out[y * row], &px[(h_ - 1 - y) * row], row);
+  for (size_t i = 3; i < out.size(); i += 4) out[i] = 255;  // opaque PNG
+  return out;
+}
+
+namespace {
+
+std::string fsync_rename(const std::string& tmp, const std::string& path) {
+  int fd = ::open(tmp.c_str(), O_RDONLY);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    std::string e = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    std::remove(tmp.c_str());
+    return tmp + ": " + e;
+  }
+  ::close(fd);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string e = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return path + ": " + e;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string write_png(const std::string& path, int w, int h, const std::vector<uint8_t>& rgba) {
+  std::string tmp = path + ".tmp";
+  if (!stbi_write_png(tmp.c_str(), w, h, 4, rgba.data(), w * 4)) {
+    std::remove(tmp.c_str());
+    return path + ": cannot write the PNG";
+  }
+  return fsync_rename(tmp, path);
+}
+
+std::string write_text_file(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return tmp + ": " + std::strerror(errno);
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    return path + ": write failed";
+  }
+  return fsync_rename(tmp, path);
+}
+
+}  // namespace hg::viewer

@@ -1,0 +1,131 @@
+// Drawing helpers shared by the panels (see widgets.h).
+#include "viewer/app/widgets.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace hg::viewer {
+
+void help_marker(const char* text) {
+  ImGui::SameLine();
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+void synthetic_banner(const RunData& run) {
+  if (!run.synthetic) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 120, 110, 255));
+  ImGui::Text("SYNTHETIC DEMO DATA (%s): made by --make-demo-runs, no network was trained",
+              run.name.c_str());
+  ImGui::PopStyleColor();
+}
+
+double nice_step(double range, int target_ticks) {
+  if (!(range > 0)) return 1;
+  double raw = range / std::max(1, target_ticks);
+  double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+std::string pow2_label(double e) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "2^%d", static_cast<int>(std::lround(e)));
+  return buf;
+}
+
+std::string step_label(double s) {
+  char buf[32];
+  if (std::fabs(s) >= 1e6) std::snprintf(buf, sizeof buf, "%.3gM", s / 1e6);
+  else if (std::fabs(s) >= 1e3) std::snprintf(buf, sizeof buf, "%.3gk", s / 1e3);
+  else std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+static std::string plain_label(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+PlotFrame begin_plot(const char* id, ImVec2 size, double x0, double x1, double y0, double y1,
+                     const char* x_title, const char* y_title, TickLabel x_label,
+                     TickLabel y_label, double x_step, double y_step) {
+  if (!x_label) x_label = plain_label;
+  if (!y_label) y_label = plain_label;
+  if (!(x1 > x0)) x1 = x0 + 1;
+  if (!(y1 > y0)) y1 = y0 + 1;
+  const float fs = ImGui::GetFontSize();
+  ImVec2 outer0 = ImGui::GetCursorScreenPos();
+  ImGui::InvisibleButton(id, size);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  PlotFrame f;
+  f.dl = dl;
+  f.p0 = {outer0.x + fs * 3.6f, outer0.y + fs * (y_title && *y_title ? 1.3f : 0.4f)};
+  f.p1 = {outer0.x + size.x - fs * 0.6f, outer0.y + size.y - fs * (x_title && *x_title ? 2.6f : 1.5f)};
+  f.x0 = x0, f.x1 = x1, f.y0 = y0, f.y1 = y1;
+
+  const ImU32 grid = IM_COL32(255, 255, 255, 28), text = ImGui::GetColorU32(ImGuiCol_Text);
+  dl->AddRectFilled(f.p0, f.p1, IM_COL32(20, 22, 28, 255));
+  if (x_step <= 0) x_step = nice_step(x1 - x0, std::max(2, int((f.p1.x - f.p0.x) / (fs * 6))));
+  if (y_step <= 0) y_step = nice_step(y1 - y0, std::max(2, int((f.p1.y - f.p0.y) / (fs * 2.5f))));
+  for (double x = std::ceil(x0 / x_step) * x_step; x <= x1 + 1e-9 * x_step; x += x_step) {
+    float sx = f.px(x);
+    dl->AddLine({sx, f.p0.y}, {sx, f.p1.y}, grid);
+    std::string s = x_label(x);
+    float w = ImGui::CalcTextSize(s.c_str()).x;
+    dl->AddText({sx - w * 0.5f, f.p1.y + 2}, text, s.c_str());
+  }
+  for (double y = std::ceil(y0 / y_step) * y_step; y <= y1 + 1e-9 * y_step; y += y_step) {
+    float sy = f.py(y);
+    dl->AddLine({f.p0.x, sy}, {f.p1.x, sy}, grid);
+    std::string s = y_label(y);
+    float w = ImGui::CalcTextSize(s.c_str()).x;
+    dl->AddText({f.p0.x - w - 4, sy - fs * 0.5f}, text, s.c_str());
+  }
+  if (x_title && *x_title) {
+    float w = ImGui::CalcTextSize(x_title).x;
+    dl->AddText({(f.p0.x + f.p1.x - w) * 0.5f, f.p1.y + fs * 1.3f}, text, x_title);
+  }
+  if (y_title && *y_title) dl->AddText({outer0.x, outer0.y}, text, y_title);
+  dl->AddRect(f.p0, f.p1, IM_COL32(255, 255, 255, 70));
+  dl->PushClipRect(f.p0, f.p1, true);
+  return f;
+}
+
+void end_plot(const PlotFrame& f) { f.dl->PopClipRect(); }
+
+ImU32 run_color(int i) {
+  static const ImU32 colors[] = {
+      IM_COL32(230, 230, 230, 255),  // white-ish
+      IM_COL32(240, 90, 80, 255),    // red
+      IM_COL32(250, 170, 60, 255),   // orange
+      IM_COL32(90, 180, 250, 255),   // blue
+      IM_COL32(110, 210, 120, 255),  // green
+      IM_COL32(200, 130, 240, 255),  // violet
+      IM_COL32(240, 220, 90, 255),   // yellow
+      IM_COL32(90, 220, 210, 255),   // teal
+  };
+  return colors[static_cast<unsigned>(i) % (sizeof colors / sizeof colors[0])];
+}
+
+ImU32 heat_color(double t) {
+  t = std::clamp(t, 0.0, 1.0);
+  // dark blue -> violet -> orange -> yellow (a perceptually ordered ramp, like "inferno")
+  const float stops[5][3] = {{12, 10, 40}, {90, 20, 120}, {190, 55, 80}, {245, 140, 30}, {250, 240, 140}};
+  double s = t * 4;
+  int i = std::min(3, static_cast<int>(s));
+  double u = s - i;
+  auto mix = [&](int c) { return static_cast<int>(stops[i][c] + (stops[i + 1][c] - stops[i][c]) * u); };
+  return IM_COL32(mix(0), mix(1), mix(2), 255);
+}
+
+}  // namespace hg::viewer

@@ -1,0 +1,303 @@
+// SYNTHETIC DEMO DATA generator: see demo_run.h for the model. Nothing is trained here.
+#include "viewer/demo_run.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <random>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "framework/dtype/float_format.h"
+
+namespace hg::viewer {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::vector<std::string>& demo_modes() {
+  static const std::vector<std::string> modes = {"fp32",          "fp16_naive", "static_scale",
+                                                 "dynamic_scale", "amp_f16",    "amp_bf16"};
+  return modes;
+}
+
+namespace {
+
+// ---- atomic file writing: temp file, fsync, rename ------------------------------------
+
+class AtomicFile {
+ public:
+  explicit AtomicFile(fs::path path) : path_(std::move(path)), tmp_(path_.string() + ".tmp") {
+    f_ = std::fopen(tmp_.c_str(), "wb");
+    if (!f_) throw std::runtime_error(tmp_.string() + ": cannot write: " + std::strerror(errno));
+  }
+  ~AtomicFile() {
+    if (f_) {  // not committed: leave no half-written file behind
+      std::fclose(f_);
+      fs::remove(tmp_);
+    }
+  }
+  void write(const std::string& s) {
+    if (std::fwrite(s.data(), 1, s.size(), f_) != s.size())
+      throw std::runtime_error(tmp_.string() + ": write failed: " + std::strerror(errno));
+  }
+  void commit() {
+    bool ok = std::fflush(f_) == 0 && ::fsync(fileno(f_)) == 0;
+    ok = (std::fclose(f_) == 0) && ok;
+    f_ = nullptr;
+    if (!ok) throw std::runtime_error(tmp_.string() + ": write failed: " + std::strerror(errno));
+    fs::rename(tmp_, path_);
+  }
+
+ private:
+  fs::path path_, tmp_;
+  std::FILE* f_ = nullptr;
+};
+
+// ---- the statistical model ------------------------------------------------------------
+
+struct Param {
+  std::string name;
+  int64_t numel;
+  double depth;  // 0 = first layer, 1 = last layer
+  bool bias;
+};
+
+// A small CNN's parameters (chapter 02's SmallCNN shapes); more than 8 become a deep stack.
+std::vector<Param> make_params(int n) {
+  std::vector<Param> cnn = {
+      {"conv1.weight", 32 * 1 * 3 * 3, 0.0, false}, {"conv1.bias", 32, 0.0, true},
+      {"conv2.weight", 64 * 32 * 3 * 3, 0.33, false}, {"conv2.bias", 64, 0.33, true},
+      {"fc1.weight", 3136 * 128, 0.67, false},      {"fc1.bias", 128, 0.67, true},
+      {"fc2.weight", 128 * 10, 1.0, false},         {"fc2.bias", 10, 1.0, true}};
+  if (n <= static_cast<int>(cnn.size())) return {cnn.begin(), cnn.begin() + std::max(n, 1)};
+  std::vector<Param> out;
+  int layers = (n + 1) / 2;
+  for (int i = 0; static_cast<int>(out.size()) < n; ++i) {
+    double d = layers > 1 ? static_cast<double>(i) / (layers - 1) : 1.0;
+    out.push_back({"layers." + std::to_string(i) + ".weight", 256 * 256, d, false});
+    if (static_cast<int>(out.size()) < n)
+      out.push_back({"layers." + std::to_string(i) + ".bias", 256, d, true});
+  }
+  return out;
+}
+
+double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
+
+constexpr double kSigma = 2.5;  // spread of log2|g| within one parameter
+
+// Centre of log2|g| (the true, unscaled gradient) for a parameter at step t.
+double grad_mu(const Param& p, double t, double tau) {
+  double mu0 = -17.0 + 12.0 * p.depth + (p.bias ? 1.5 : 0.0);
+  return mu0 - 4.0 * (1.0 - std::exp(-t / tau));
+}
+
+struct Mode {
+  double loss_floor, acc_ceiling, tau_factor;
+  enum Scaler { None, Static, Dynamic } scaler;
+  bool fp16_weights;  // updates round away in FP16 weights (fp16_naive only)
+  const char* lesson;
+};
+
+Mode mode_for(const std::string& m) {
+  if (m == "fp32") return {0.25, 0.915, 1.0, Mode::None, false, "02_fp32_training"};
+  if (m == "fp16_naive") return {0.62, 0.80, 1.6, Mode::None, true, "06_fp16_naive"};
+  if (m == "static_scale") return {0.27, 0.905, 1.05, Mode::Static, false, "08_loss_scaling"};
+  if (m == "dynamic_scale")
+    return {0.25, 0.913, 1.0, Mode::Dynamic, false, "09_dynamic_loss_scaling"};
+  if (m == "amp_f16") return {0.25, 0.914, 1.0, Mode::Dynamic, false, "10_autocast_amp"};
+  if (m == "amp_bf16") return {0.265, 0.91, 1.02, Mode::None, false, "11_bfloat16"};
+  throw std::runtime_error("unknown demo mode '" + m +
+                           "' (known: fp32 fp16_naive static_scale dynamic_scale amp_f16 amp_bf16)");
+}
+
+std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// One grad_hist event: the Normal(mu, sigma) mass of log2|g·scale| binned by floor(log2).
+json grad_hist_event(int64_t step, const Param& p, double mu_true, double scale, int64_t infs,
+                     double lost_update) {
+  const int exp_min = -40, exp_max = 16;
+  // FP16's zones come from its one description in framework/dtype (never typed in here).
+  const int e_sub = std::ilogb(kFP16.min_subnormal());  // -24: below it FP16 flushes to zero
+  const int e_norm = std::ilogb(kFP16.min_normal());    // -14: below it FP16 is subnormal
+  const int e_max = std::ilogb(kFP16.max_finite());     //  15: above it FP16 overflows
+  double mu = mu_true + std::log2(scale);
+  int64_t zeros = p.bias ? 0 : p.numel / 50;  // dead ReLUs give exact zeros
+  int64_t nonzero = p.numel - zeros - infs;
+  // Each bin is rounded on its own, so "total" is the sum of the parts (about p.numel).
+  auto mass = [&](double lo, double hi) {  // share of log2|g| in [lo, hi)
+    return normal_cdf((hi - mu) / kSigma) - normal_cdf((lo - mu) / kSigma);
+  };
+  std::vector<int64_t> counts(exp_max - exp_min + 1);
+  int64_t below = std::llround(nonzero * normal_cdf((exp_min - mu) / kSigma));
+  int64_t above = std::llround(nonzero * (1.0 - normal_cdf((exp_max + 1 - mu) / kSigma)));
+  int64_t under = below, sub = 0, over = above, sum = 0;
+  for (int e = exp_min; e <= exp_max; ++e) {
+    int64_t c = std::llround(nonzero * mass(e, e + 1));
+    counts[e - exp_min] = c;
+    sum += c;
+    if (e < e_sub) under += c;
+    else if (e < e_norm) sub += c;
+    else if (e > e_max) over += c;
+  }
+  json j = {{"type", "grad_hist"},      {"step", step},         {"param", p.name},
+            {"scale", scale},           {"exp_min", exp_min},   {"exp_max", exp_max},
+            {"counts", counts},         {"below", below},       {"above", above},
+            {"zeros", zeros},           {"fp16_underflow", under}, {"fp16_subnormal", sub},
+            {"fp16_overflow", over},    {"inf", infs},          {"nan", 0},
+            {"total", zeros + infs + below + above + sum}};
+  j["lost_update_fraction"] = std::round(lost_update * 1e4) / 1e4;
+  return j;
+}
+
+}  // namespace
+
+// ---- one run --------------------------------------------------------------------------
+
+void make_demo_run(const std::string& dir, const std::string& precision, const DemoOptions& opt) {
+  const Mode mode = mode_for(precision);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error(dir + ": cannot create folder: " + ec.message());
+
+  const std::string name = fs::path(dir).lexically_normal().filename().string();
+  json run = {{"format", "halfgrad-run"},
+              {"version", 1},
+              {"name", name},
+              {"lesson", mode.lesson},
+              {"model", opt.params <= 8 ? "smallcnn" : "mlp"},
+              {"precision", precision},
+              {"device", "cpu"},
+              {"seed", opt.seed},
+              {"started", now_iso8601()},
+              {"args",
+               {{"steps", opt.steps}, {"params", opt.params}, {"hist_every", opt.hist_every}}},
+              {"status", "finished"},
+              {"halfgrad", "SYNTHETIC DEMO DATA from halfgrad-viewer --make-demo-runs"},
+              {"synthetic", true}};
+  AtomicFile run_file(fs::path(dir) / "run.json");
+  run_file.write(run.dump(2) + "\n");
+  run_file.commit();
+
+  std::mt19937_64 rng(opt.seed * 7919 + std::hash<std::string>{}(precision));
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  const auto params = make_params(opt.params);
+  const double tau = std::max<double>(200.0, opt.steps / 8.0) * mode.tau_factor;
+  const int hist_every = std::max(1, opt.hist_every);
+
+  AtomicFile events(fs::path(dir) / "events.jsonl");
+  std::string buf;
+  auto emit = [&](const json& j) {
+    buf += j.dump();
+    buf += '\n';
+    if (buf.size() > (1 << 20)) {
+      events.write(buf);
+      buf.clear();
+    }
+  };
+  emit({{"type", "note"},
+        {"step", 0},
+        {"text", "SYNTHETIC DEMO DATA: made by halfgrad-viewer --make-demo-runs from a small "
+                 "statistical model; no network was trained."}});
+  emit({{"type", "scalar"}, {"step", 0}, {"name", "lr"}, {"value", 0.05}});
+
+  // Loss scaler state (PyTorch GradScaler defaults for the dynamic one).
+  double scale = mode.scaler == Mode::Dynamic ? 65536.0 : mode.scaler == Mode::Static ? 1024.0 : 1.0;
+  int64_t good_steps = 0;
+  double acc_sum = 0;
+  int64_t acc_n = 0;
+  for (int64_t step = 0; step < opt.steps; ++step) {
+    const double t = static_cast<double>(step);
+    const double decay = std::exp(-t / tau);
+
+    // Does the largest scaled gradient overflow FP16 this step? The largest of ~10^5 samples
+    // sits about 4 sigma above the centre; now and then a bad batch adds a spike.
+    double top = -1e9;
+    for (const auto& p : params) top = std::max(top, grad_mu(p, t, tau));
+    top += 4.0 * kSigma + 0.3 * gauss(rng);
+    if (unif(rng) < 0.0003) top += 2.0 + 3.0 * unif(rng);
+    const bool found_inf = mode.scaler != Mode::None && top + std::log2(scale) >=
+                                                            std::ilogb(kFP16.max_finite()) + 1;
+    const double step_scale = scale;
+
+    double loss = mode.loss_floor + (2.30 - mode.loss_floor) * decay;
+    loss *= std::exp(0.06 * (0.4 + decay) * gauss(rng));
+    emit({{"type", "scalar"}, {"step", step}, {"name", "train/loss"}, {"value", loss}});
+    if (mode.scaler != Mode::None)
+      emit({{"type", "loss_scale"},
+            {"step", step},
+            {"scale", step_scale},
+            {"found_inf", found_inf},
+            {"skipped", found_inf}});
+
+    if (step % hist_every == 0) {
+      for (size_t i = 0; i < params.size(); ++i) {
+        const auto& p = params[i];
+        double mu = grad_mu(p, t, tau) + 0.15 * gauss(rng);
+        double lost = mode.fp16_weights ? (0.05 + 0.5 * (1.0 - decay)) * (1.0 - 0.4 * p.depth)
+                                        : 1e-4 * (1.0 - decay);
+        int64_t infs = (found_inf && i + 2 == params.size()) ? 3 : 0;
+        emit(grad_hist_event(step, p, mu, step_scale, infs, lost));
+      }
+    }
+
+    double acc = mode.acc_ceiling - (mode.acc_ceiling - 0.10) * decay + 0.01 * gauss(rng);
+    acc_sum += acc;
+    acc_n++;
+    if ((step + 1) % hist_every == 0) {
+      emit({{"type", "scalar"}, {"step", step}, {"name", "train/accuracy"}, {"value", acc_sum / acc_n}});
+      acc_sum = 0;
+      acc_n = 0;
+    }
+    if ((step + 1) % opt.steps_per_epoch == 0 || step + 1 == opt.steps) {
+      int64_t epoch = (step + 1 + opt.steps_per_epoch - 1) / opt.steps_per_epoch;
+      double test_acc = mode.acc_ceiling - 0.012 - (mode.acc_ceiling - 0.10) * decay;
+      emit({{"type", "scalar"}, {"step", step}, {"epoch", epoch}, {"name", "test/accuracy"},
+            {"value", test_acc + 0.003 * gauss(rng)}});
+      emit({{"type", "scalar"}, {"step", step}, {"epoch", epoch}, {"name", "test/loss"},
+            {"value", (mode.loss_floor + 0.03) + (2.30 - mode.loss_floor) * decay}});
+    }
+
+    // The scaler's update rule (dynamic only): backoff x0.5 on inf, growth x2 after 2000 good.
+    if (mode.scaler == Mode::Dynamic) {
+      if (found_inf) {
+        scale *= 0.5;
+        good_steps = 0;
+      } else if (++good_steps == 2000) {
+        scale *= 2.0;
+        good_steps = 0;
+      }
+    }
+  }
+  emit({{"type", "end"}, {"step", opt.steps > 0 ? opt.steps - 1 : 0}, {"status", "finished"}});
+  events.write(buf);
+  events.commit();
+}
+
+std::vector<std::string> make_demo_runs(const std::string& root, const DemoOptions& opt,
+                                        const std::vector<std::string>& modes) {
+  std::vector<std::string> out;
+  for (const auto& m : modes) {
+    std::string dir = (fs::path(root) / ("demo_" + m)).string();
+    make_demo_run(dir, m, opt);
+    out.push_back(dir);
+  }
+  return out;
+}
+
+}  // namespace hg::viewer

@@ -1,0 +1,305 @@
+// halfgrad-viewer — what a number looks like in each format, where a layer's gradients sit
+// against FP16's range, and how the loss scale moves. Reads run folders (docs/run-log.md).
+//
+// The story of main():
+//   1. read the flags
+//   2. --make-demo-runs: write synthetic demo runs and stop
+//   3. find the runs to show
+//   4. open a window (hidden for screenshots); with no display, say so and stop
+//   5. set up ImGui: font and sizes for --ui-scale
+//   6. --screenshot / --measure-frames: render offscreen, write the PNG or the timings, stop
+//   7. otherwise the interactive loop: re-read growing runs, draw the panels
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "viewer/app/app.h"
+#include "viewer/app/screenshot.h"
+#include "viewer/demo_run.h"
+
+namespace fs = std::filesystem;
+using namespace hg::viewer;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string g_glfw_error;  // the last thing GLFW complained about
+void glfw_error(int, const char* what) { g_glfw_error = what ? what : "unknown GLFW error"; }
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// ---- 5. ImGui: font and sizes ---------------------------------------------------------
+void setup_imgui(float ui_scale) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // nothing written to the current folder
+  ImGui::StyleColorsDark();
+  ImGuiStyle& style = ImGui::GetStyle();
+  style.WindowPadding = ImVec2(10, 8);
+  style.FrameRounding = 3;
+  style.ScaleAllSizes(ui_scale);
+  // A few symbols beyond Latin-1 used in labels (–, −, ≈, ≤, ≥, →).
+  static const ImWchar ranges[] = {0x0020, 0x00FF, 0x2013, 0x2014, 0x2190, 0x2193,
+                                   0x2212, 0x2212, 0x2248, 0x2248, 0x2264, 0x2265, 0};
+  const char* ttf = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";  // fonts-dejavu-core
+  if (fs::exists(ttf)) {
+    io.Fonts->AddFontFromFileTTF(ttf, 15.0f * ui_scale, nullptr, ranges);
+  } else {  // ImGui's built-in bitmap font, scaled
+    ImFontConfig cfg;
+    cfg.SizePixels = 13.0f * ui_scale;
+    io.Fonts->AddFontDefault(&cfg);
+  }
+}
+
+// One frame of the whole UI. `size` > 0: draw at that size regardless of the window.
+void frame(App& app, ImVec2 size, bool no_mouse) {
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGuiIO& io = ImGui::GetIO();
+  if (size.x > 0) {
+    io.DisplaySize = size;
+    io.DisplayFramebufferScale = ImVec2(1, 1);
+  }
+  if (no_mouse) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no hover effects in pictures
+  ImGui::NewFrame();
+  draw_app(app);
+  ImGui::Render();
+}
+
+void clear_and_render(int w, int h) {
+  glViewport(0, 0, w, h);
+  glClearColor(0.08f, 0.08f, 0.10f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // ---- 1. flags ------------------------------------------------------------------------
+  CLI::App cli{"halfgrad-viewer: number formats, gradient histograms and loss scales of "
+               "halfgrad runs (docs/viewer.md)"};
+  std::vector<std::string> paths;
+  std::string screenshot, panel_name = "bits", value, format_id, size_text = "1280x800";
+  std::string layout_json, make_demo, param;
+  std::vector<std::string> run_keys, demo_modes_list;
+  float ui_scale = 1.0f;
+  int64_t step = -1;
+  int measure_frames = 0;
+  DemoOptions demo;
+  cli.add_option("paths", paths, "runs/ folders or single run folders (default: runs)");
+  cli.add_option("--screenshot", screenshot, "render one panel into this PNG and exit");
+  cli.add_option("--panel", panel_name, "panel to show: bits, gradients, scale, runs")
+      ->check(CLI::IsMember({"bits", "gradients", "scale", "runs"}));
+  cli.add_option("--run", run_keys, "a run folder (or name) to select; repeat to overlay several");
+  cli.add_option("--param", param, "gradients panel: the parameter to show");
+  cli.add_option("--step", step, "gradients panel: the step to show (nearest logged one)");
+  cli.add_option("--value", value, "bits panel: the number (decimal, 2^N, or hex bits 0x...)");
+  cli.add_option("--format", format_id, "bits panel: show only this format (fp32 tf32 fp16 bf16 e4m3 e5m2)");
+  cli.add_option("--size", size_text, "screenshot size WxH")->capture_default_str();
+  cli.add_option("--ui-scale", ui_scale, "scale fonts and sizes, e.g. 1.5 for a projector")
+      ->check(CLI::Range(0.5f, 4.0f))->capture_default_str();
+  cli.add_option("--layout-json", layout_json, "with --screenshot: write the bit boxes' pixel rectangles here");
+  cli.add_option("--measure-frames", measure_frames, "load, render N frames offscreen, print load and frame times, exit");
+  cli.add_option("--make-demo-runs", make_demo, "write SYNTHETIC demo runs into this folder and exit");
+  cli.add_option("--demo-steps", demo.steps, "demo runs: optimizer steps")->capture_default_str();
+  cli.add_option("--demo-params", demo.params, "demo runs: parameters with histograms")->capture_default_str();
+  cli.add_option("--demo-hist-every", demo.hist_every, "demo runs: a histogram every N steps")->capture_default_str();
+  cli.add_option("--demo-modes", demo_modes_list, "demo runs: which of fp32 fp16_naive static_scale dynamic_scale amp_f16 amp_bf16");
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return cli.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "halfgrad-viewer: %s (see --help)\n", e.what());
+    return 2;
+  }
+  int width = 0, height = 0;
+  std::smatch m;
+  if (!std::regex_match(size_text, m, std::regex(R"((\d{2,5})x(\d{2,5}))"))) {
+    std::fprintf(stderr, "halfgrad-viewer: --size must be WxH like 1280x800, got '%s'\n", size_text.c_str());
+    return 2;
+  }
+  width = std::stoi(m[1]), height = std::stoi(m[2]);
+  const hg::FloatFormat* only = nullptr;
+  if (!format_id.empty() && !(only = hg::find_format(format_id))) {
+    std::fprintf(stderr, "halfgrad-viewer: --format '%s' is not one of fp32 tf32 fp16 bf16 e4m3 e5m2\n",
+                 format_id.c_str());
+    return 2;
+  }
+
+  // ---- 2. synthetic demo runs ------------------------------------------------------------
+  if (!make_demo.empty()) {
+    try {
+      auto t0 = Clock::now();
+      auto dirs = demo_modes_list.empty() ? make_demo_runs(make_demo, demo)
+                                          : make_demo_runs(make_demo, demo, demo_modes_list);
+      for (const auto& d : dirs) std::printf("wrote %s (SYNTHETIC DEMO DATA)\n", d.c_str());
+      std::printf("%zu runs, %lld steps each, in %.1f s\n", dirs.size(),
+                  static_cast<long long>(demo.steps), seconds_since(t0));
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "halfgrad-viewer: %s\n", e.what());
+      return 2;
+    }
+  }
+
+  // ---- 3. the runs ---------------------------------------------------------------------
+  App app;
+  app.ui_scale = ui_scale;
+  app.roots = paths;
+  if (app.roots.empty() && run_keys.empty()) app.roots.push_back("runs");
+  for (const auto& key : run_keys)
+    if (is_run_dir(key)) app.roots.push_back(key);
+  app.scan();
+  for (const auto& key : run_keys) {
+    if (app.find_run(key) < 0) {
+      std::fprintf(stderr, "halfgrad-viewer: --run %s: no run.json or events.jsonl there\n", key.c_str());
+      return 2;
+    }
+  }
+  if (!run_keys.empty()) {
+    app.grads.run = app.find_run(run_keys[0]);
+    app.runs_selected = app.grads.run;
+    for (auto& r : app.runs) r.overlay = false;
+    for (const auto& key : run_keys) app.runs[app.find_run(key)].overlay = true;
+  }
+  app.grads.param = param;
+  app.grads.step = step;
+  app.panel = panel_name == "bits" ? Panel::Bits
+            : panel_name == "gradients" ? Panel::Gradients
+            : panel_name == "scale" ? Panel::Scale : Panel::Runs;
+  app.bits.only = only;
+  if (only) app.bits.focus = only;
+  if (!value.empty() && !bits_set_text(app.bits, value, only ? *only : hg::kFP32)) {
+    std::fprintf(stderr, "halfgrad-viewer: --value: %s\n", app.bits.error.c_str());
+    return 2;
+  }
+
+  // ---- 4. a window ---------------------------------------------------------------------
+  const bool headless = !screenshot.empty() || measure_frames > 0;
+  glfwSetErrorCallback(glfw_error);
+  if (!glfwInit()) {
+    std::fprintf(stderr, "halfgrad-viewer: no display (%s); for screenshots run under "
+                         "xvfb-run -a -s '-screen 0 1280x800x24'\n", g_glfw_error.c_str());
+    return 1;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  if (headless) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+  GLFWwindow* window = glfwCreateWindow(headless ? width : 1280, headless ? height : 800,
+                                        "halfgrad viewer", nullptr, nullptr);
+  if (!window) {
+    std::fprintf(stderr, "halfgrad-viewer: cannot open an OpenGL 3.0 window (%s)\n", g_glfw_error.c_str());
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(1);
+
+  // ---- 5. ImGui --------------------------------------------------------------------------
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  setup_imgui(ui_scale);
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 130");
+
+  int rc = 0;
+  if (headless) {
+    // ---- 6. offscreen: a screenshot, or load and frame times --------------------------------
+    auto t0 = Clock::now();
+    app.load_all();
+    double load_s = seconds_since(t0);
+    int64_t bytes = 0, lines = 0;
+    for (const auto& r : app.runs) bytes += r.reader->offset(), lines += r.data().lines;
+    try {
+      Offscreen fb(width, height);
+      std::vector<BitBox> boxes;
+      const int warmup = 4;  // tables and windows size themselves over the first frames
+      std::vector<double> ms;
+      for (int i = 0; i < warmup + std::max(0, measure_frames); ++i) {
+        boxes.clear();
+        app.bit_boxes = &boxes;
+        auto f0 = Clock::now();
+        frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true);
+        fb.bind();
+        clear_and_render(width, height);
+        glFinish();
+        fb.unbind();
+        if (i >= warmup) ms.push_back(seconds_since(f0) * 1e3);
+      }
+      if (measure_frames > 0) {
+        std::sort(ms.begin(), ms.end());
+        double sum = 0;
+        for (double x : ms) sum += x;
+        std::printf("runs: %zu, %.1f MB, %lld lines; load %.2f s; panel %s at %dx%d: frame "
+                    "mean %.1f ms, median %.1f ms, max %.1f ms over %d frames\n",
+                    app.runs.size(), bytes / 1e6, static_cast<long long>(lines), load_s,
+                    panel_id(app.panel), width, height, sum / ms.size(), ms[ms.size() / 2],
+                    ms.back(), measure_frames);
+      }
+      if (!screenshot.empty()) {
+        std::string err = write_png(screenshot, width, height, fb.read());
+        if (err.empty() && !layout_json.empty()) {
+          nlohmann::json j = {{"size", {width, height}}, {"panel", panel_id(app.panel)}, {"boxes", nlohmann::json::array()}};
+          for (const auto& b : boxes)
+            j["boxes"].push_back({{"format", b.format}, {"bit", b.bit}, {"field", b.field},
+                                  {"value", b.value}, {"rect", {b.min.x, b.min.y, b.max.x, b.max.y}}});
+          err = write_text_file(layout_json, j.dump(1) + "\n");
+        }
+        if (!err.empty()) {
+          std::fprintf(stderr, "halfgrad-viewer: %s\n", err.c_str());
+          rc = 1;
+        } else {
+          std::printf("wrote %s (%dx%d, panel %s)\n", screenshot.c_str(), width, height, panel_id(app.panel));
+        }
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "halfgrad-viewer: %s\n", e.what());
+      rc = 1;
+    }
+  } else {
+    // ---- 7. the interactive loop --------------------------------------------------------
+    while (!glfwWindowShouldClose(window)) {
+      const double now = glfwGetTime();
+      bool loading = false;
+      for (const auto& r : app.runs) loading |= !r.reader->caught_up();
+      if (now - app.last_scan > 2.0) {  // new run folders appear now and then
+        app.scan();
+        app.last_scan = now;
+      }
+      if (loading || (app.follow && now - app.last_poll > 0.25)) {
+        app.poll(8 << 20);  // at most 8 MB a frame: a huge run loads without freezing the UI
+        app.last_poll = now;
+      }
+      if (loading) glfwPollEvents();
+      else glfwWaitEventsTimeout(0.25);  // idle: wake 4x a second to look for new lines
+      frame(app, ImVec2(0, 0), false);
+      int w, h;
+      glfwGetFramebufferSize(window, &w, &h);
+      clear_and_render(w, h);
+      glfwSwapBuffers(window);
+    }
+  }
+
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return rc;
+}
