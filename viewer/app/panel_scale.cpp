@@ -194,7 +194,8 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
     ImGui::Dummy(ImVec2(size.x, size.y - ImGui::GetTextLineHeightWithSpacing()));
     return;
   }
-  double pad = (hi - lo) * 0.05 + 1e-6;
+  // 5% margins; a flat or single-point series still gets a readable span (2% of its value).
+  double pad = std::max({(hi - lo) * 0.05, 0.02 * std::max(std::fabs(lo), std::fabs(hi)), 1e-9});
   TickLabel pow10 = [](double v) { return fmt::format("{:.3g}", std::pow(10.0, v)); };
   TickLabel ylab = log_y ? pow10 : nullptr;
   PlotFrame f = begin_plot(title, size, xr.x0, xr.x1, lo - pad, hi + pad, "step", title, step_label, ylab);
