@@ -105,7 +105,8 @@ int main(int argc, char** argv) {
   cli.add_option("--screenshot", screenshot, "render one panel into this PNG and exit");
   cli.add_option("--panel", panel_name, "panel to show: bits, gradients, scale, runs")
       ->check(CLI::IsMember({"bits", "gradients", "scale", "runs"}));
-  cli.add_option("--run", run_keys, "a run folder (or name) to select; repeat to overlay several");
+  cli.add_option("--run", run_keys, "a run folder (or name) to select; repeat to overlay several")
+      ->allow_extra_args(false);  // one folder per --run, so positional paths may follow
   cli.add_option("--param", param, "gradients panel: the parameter to show");
   cli.add_option("--step", step, "gradients panel: the step to show (nearest logged one)");
   cli.add_option("--value", value, "bits panel: the number (decimal, 2^N, or hex bits 0x...)");
@@ -230,27 +231,30 @@ int main(int argc, char** argv) {
       Offscreen fb(width, height);
       std::vector<BitBox> boxes;
       const int warmup = 4;  // tables and windows size themselves over the first frames
-      std::vector<double> ms;
+      std::vector<double> ms, ui;  // whole frame; building the UI (ImGui, our code) alone
       for (int i = 0; i < warmup + std::max(0, measure_frames); ++i) {
         boxes.clear();
         app.bit_boxes = &boxes;
         auto f0 = Clock::now();
         frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true);
+        double ui_ms = seconds_since(f0) * 1e3;
         fb.bind();
         clear_and_render(width, height);
-        glFinish();
+        glFinish();  // wait for the GPU (or Mesa's software rasterizer) to finish the frame
         fb.unbind();
-        if (i >= warmup) ms.push_back(seconds_since(f0) * 1e3);
+        if (i >= warmup) ms.push_back(seconds_since(f0) * 1e3), ui.push_back(ui_ms);
       }
       if (measure_frames > 0) {
         std::sort(ms.begin(), ms.end());
+        std::sort(ui.begin(), ui.end());
         double sum = 0;
         for (double x : ms) sum += x;
         std::printf("runs: %zu, %.1f MB, %lld lines; load %.2f s; panel %s at %dx%d: frame "
-                    "mean %.1f ms, median %.1f ms, max %.1f ms over %d frames\n",
+                    "mean %.1f ms, median %.1f ms, max %.1f ms over %d frames (median %.1f ms "
+                    "building the UI, the rest drawing)\n",
                     app.runs.size(), bytes / 1e6, static_cast<long long>(lines), load_s,
                     panel_id(app.panel), width, height, sum / ms.size(), ms[ms.size() / 2],
-                    ms.back(), measure_frames);
+                    ms.back(), measure_frames, ui[ui.size() / 2]);
       }
       if (!screenshot.empty()) {
         std::string err = write_png(screenshot, width, height, fb.read());
@@ -283,7 +287,7 @@ int main(int argc, char** argv) {
         app.last_scan = now;
       }
       if (loading || (app.follow && now - app.last_poll > 0.25)) {
-        app.poll(8 << 20);  // at most 8 MB a frame: a huge run loads without freezing the UI
+        app.poll(0.03);  // at most 30 ms a frame: a huge run loads without freezing the UI
         app.last_poll = now;
       }
       if (loading) glfwPollEvents();

@@ -64,7 +64,9 @@ __attribute__((target("avx512f"))) void kernel_avx512(int64_t kc, const float* a
 }  // namespace
 
 const MicroKernel& avx512_micro_kernel() {
-  static const MicroKernel k{"avx512", MR, NR, /*mc=*/192, /*kc=*/256, /*nc=*/4096, kernel_avx512};
+  // Every AVX-512 CPU has AVX2 (gemm.cpp checks both), so the AVX2 transpose serves packing.
+  static const MicroKernel k{"avx512", MR, NR, /*mc=*/192, /*kc=*/256, /*nc=*/4096, kernel_avx512,
+                             transpose8_avx2};
   return k;
 }
 

@@ -132,6 +132,18 @@ TEST_CASE("fashion-mnist: a missing dataset names the path, the package and the 
   CHECK(msg.find("./lab setup") != std::string::npos);
   CHECK(msg.find("--data") != std::string::npos);
   CHECK(msg.find("HG_DATA") != std::string::npos);
+  CHECK(msg.find("given with --data") != std::string::npos);
+  {
+    const char* saved = std::getenv("HG_DATA");
+    const std::string keep = saved ? saved : "";
+    setenv("HG_DATA", "/nonexistent/from-env", 1);
+    const std::string env_msg = load_error(hg::data::fashion_mnist_dir(""));
+    INFO(env_msg);
+    CHECK(env_msg.find("/nonexistent/from-env") != std::string::npos);
+    CHECK(env_msg.find("set by HG_DATA") != std::string::npos);
+    if (saved) setenv("HG_DATA", keep.c_str(), 1);
+    else unsetenv("HG_DATA");
+  }
 
   TempDir dir;  // a folder with the images but no labels: the message names the labels file
   const FakeSplit s(2);

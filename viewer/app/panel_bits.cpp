@@ -263,11 +263,14 @@ void draw_details(const BitsState& s, const FloatFormat& f) {
   field("stored value (exact)", d.exact_decimal,
         "The number the bits hold, written out exactly in decimal (every binary fraction has a "
         "finite decimal expansion). This is what the hardware computes with.");
-  field("you asked for", num(d.input),
+  const bool direct = s.bits_of == &f;
+  field("you asked for", direct ? "these bits (typed in hex or flipped): nothing was rounded" : num(d.input),
         "The number you typed (as a double). It is rounded to the nearest value the format "
         "holds, ties to even.");
-  field("rounding error", fmt::format("abs {}   rel {:.3g}   {:.4g} ULP", num(d.abs_error),
-                                      d.rel_error, d.error_ulps),
+  field("rounding error",
+        direct ? std::string("none: the bits were set directly")
+               : fmt::format("abs {}   rel {:.3g}   {:.4g} ULP", num(d.abs_error), d.rel_error,
+                             d.error_ulps),
         "stored - asked: absolute, relative to the asked value, and in units of the last place. "
         "Round to nearest keeps it within half an ULP (0.5) for numbers in range.");
   field("class", to_string(d.cls),
@@ -311,7 +314,7 @@ void draw_number_line(const BitsState& s) {
   ImVec2 p = ImGui::GetCursorScreenPos();
   float width = ImGui::GetContentRegionAvail().x;
   int rows = static_cast<int>(formats.size());
-  ImGui::Dummy(ImVec2(width, row * rows + fs * 1.6f));
+  ImGui::Dummy(ImVec2(width, row * rows + fs * 2.8f));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   PlotFrame fr;
   fr.dl = dl;
@@ -349,6 +352,21 @@ void draw_number_line(const BitsState& s) {
   if (std::isfinite(mag) && mag > 0) {
     float x = fr.px(std::clamp(std::log2(mag), lo, hi));
     dl->AddLine({x, fr.p0.y - 2}, {x, fr.p1.y + 2}, IM_COL32(255, 230, 60, 255), 2.5f);
+  }
+  // legend
+  const struct {
+    ImU32 c;
+    const char* label;
+  } keys[] = {{IM_COL32(70, 70, 78, 255), "rounds to zero (underflow)"},
+              {IM_COL32(90, 150, 200, 153), "subnormal: fewer bits"},
+              {IM_COL32(80, 170, 245, 255), "normal: full precision"},
+              {IM_COL32(200, 60, 60, 204), "overflow: inf (E4M3: NaN or saturate)"},
+              {IM_COL32(255, 230, 60, 255), "your number"}};
+  float x = fr.p0.x, y = fr.p1.y + fs * 1.3f;
+  for (const auto& k : keys) {
+    dl->AddRectFilled({x, y + fs * 0.2f}, {x + fs * 0.8f, y + fs}, k.c);
+    dl->AddText({x + fs * 1.1f, y}, text, k.label);
+    x += fs * 1.1f + ImGui::CalcTextSize(k.label).x + fs * 1.5f;
   }
 }
 

@@ -32,14 +32,21 @@ void draw_legend(App& app) {
   help_marker("Tick the runs to overlay. The colour of a run is the same in every plot. Runs "
               "come from the folders given on the command line (default runs/).");
   bool any_synthetic = false;
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   for (size_t i = 0; i < app.runs.size(); ++i) {
     RunSlot& r = app.runs[i];
-    ImGui::SameLine();
+    std::string label = r.data().name;
+    const auto& rj = r.data().run_json;
+    if (rj.is_object() && rj.contains("precision") && rj["precision"].is_string() &&
+        label.find(rj["precision"].get<std::string>()) == std::string::npos)
+      label += " (" + rj["precision"].get<std::string>() + ")";
+    // Wrap to a new line when the checkbox would not fit.
+    float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+              ImGui::CalcTextSize(label.c_str()).x;
+    float next_x = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x;
+    if (next_x + w < right) ImGui::SameLine();
     ImGui::PushID(static_cast<int>(i));
     ImGui::PushStyleColor(ImGuiCol_Text, r.color);
-    std::string label = r.data().name;
-    if (r.data().run_json.is_object() && r.data().run_json.contains("precision"))
-      label += " (" + r.data().run_json["precision"].get<std::string>() + ")";
     ImGui::Checkbox(label.c_str(), &r.overlay);
     ImGui::PopStyleColor();
     ImGui::PopID();
@@ -89,13 +96,11 @@ void draw_series(const PlotFrame& f, const Points& pts, Get get, ImU32 color, fl
 
 void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  int64_t skipped = 0;
   for (const auto& r : app.runs) {
     if (!r.overlay) continue;
     for (const auto& p : r.data().loss_scale) {
       if (p.scale <= 0) continue;
       lo = std::min(lo, std::log2(p.scale)), hi = std::max(hi, std::log2(p.scale));
-      skipped += p.skipped;
     }
   }
   if (!(hi >= lo)) {
@@ -133,8 +138,16 @@ void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
                               IM_COL32(255, 70, 60, 255));
     }
   }
-  f.dl->AddText({f.p1.x - ImGui::GetFontSize() * 10, f.p0.y + 4}, IM_COL32(255, 120, 110, 255),
-                fmt::format("{} skipped steps", skipped).c_str());
+  // skipped steps per run, in the run's colour, top right
+  float ty = f.p0.y + 4;
+  for (const auto& r : app.runs) {
+    if (!r.overlay || r.data().loss_scale.empty()) continue;
+    int64_t n = 0;
+    for (const auto& p : r.data().loss_scale) n += p.skipped;
+    std::string t = fmt::format("{}: {} skipped", r.data().name, n);
+    f.dl->AddText({f.p1.x - ImGui::CalcTextSize(t.c_str()).x - 6, ty}, r.color, t.c_str());
+    ty += ImGui::GetFontSize() + 2;
+  }
   end_plot(f);
   help_marker("The number the loss is multiplied by before backward, so small gradients stay "
               "above FP16's 2^-24. A dynamic scaler (chapter 09) halves it and skips the "
