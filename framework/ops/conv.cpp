@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <omp.h>
+
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -37,61 +40,76 @@ struct ConvShape {
   int64_t CKK() const { return g.patch(); }
 };
 
-// cols (CKK, N·P): image n's columns start at column n·P.
-template <class T> std::unique_ptr<T[]> batch_im2col(const T* x, const ConvShape& s) {
-  const int64_t P = s.P(), NP = s.N * P, img = s.g.C * s.g.H * s.g.W;
-  auto cols = scratch<T>(s.CKK() * NP);
-#pragma omp parallel for if (s.N > 1)
-  for (int64_t n = 0; n < s.N; ++n) cpu::im2col(x + n * img, s.g, cols.get() + n * P, NP);
-  return cols;
-}
+// Work is split over images: each thread takes a fixed, contiguous share of the batch
+// (schedule(static)), unfolds one image at a time into its own (CKK, P) column buffer —
+// small enough to stay in cache — and runs a single-threaded GEMM on it (cpu::sgemm stays
+// serial when called inside a parallel loop). No (CKK, N·P) buffer for the whole batch.
 
-// y (N, F, P) = w (F, CKK) · cols + b
+// y (N, F, P):  y_n (F, P) = w (F, CKK) · cols_n (CKK, P) + b
 template <class T> void conv_forward(const T* x, const T* w, const T* b, T* y, const ConvShape& s) {
-  const int64_t P = s.P(), NP = s.N * P, F = s.F;
-  auto cols = batch_im2col(x, s);
-  auto out = scratch<T>(F * NP);  // (F, N·P)
-  gemm(false, false, F, NP, s.CKK(), w, s.CKK(), cols.get(), NP, T(0), out.get(), NP);
-  // (F, N, P) -> (N, F, P), adding the bias on the way
-#pragma omp parallel for collapse(2) if (F * NP > (1 << 15))
-  for (int64_t n = 0; n < s.N; ++n)
-    for (int64_t f = 0; f < F; ++f) {
-      const T* src = out.get() + f * NP + n * P;
-      T* dst = y + (n * F + f) * P;
-      const T bias = b ? b[f] : T(0);
-      for (int64_t p = 0; p < P; ++p) dst[p] = src[p] + bias;
+  const int64_t P = s.P(), F = s.F, CKK = s.CKK(), img = s.g.C * s.g.H * s.g.W;
+#pragma omp parallel if (s.N > 1)
+  {
+    auto cols = scratch<T>(CKK * P);
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < s.N; ++n) {
+      T* yn = y + n * F * P;
+      cpu::im2col(x + n * img, s.g, cols.get(), P);
+      gemm(false, false, F, P, CKK, w, CKK, cols.get(), P, T(0), yn, P);
+      if (b)
+        for (int64_t f = 0; f < F; ++f)
+          for (int64_t p = 0; p < P; ++p) yn[f * P + p] += b[f];
     }
+  }
 }
 
 // dx, dw, db from dy (N, F, P). Any of dx/dw/db may be null (not needed).
+//   dw (F, CKK) = Σ_n dy_n (F, P) · cols_nᵀ (P, CKK)     cols recomputed: less memory saved
+//   dcols_n (CKK, P) = wᵀ (CKK, F) · dy_n (F, P);   dx_n = col2im(dcols_n)
+//   db[f] = Σ_{n,p} dy[n, f, p]
 template <class T>
 void conv_backward(const T* x, const T* w, const T* dy, T* dx, T* dw, T* db, const ConvShape& s) {
-  const int64_t P = s.P(), NP = s.N * P, F = s.F, CKK = s.CKK();
-  // dY as (F, N·P), the layout the GEMMs want
-  auto dyp = scratch<T>(F * NP);
-#pragma omp parallel for collapse(2) if (F * NP > (1 << 15))
-  for (int64_t n = 0; n < s.N; ++n)
-    for (int64_t f = 0; f < F; ++f)
-      for (int64_t p = 0; p < P; ++p) dyp[f * NP + n * P + p] = dy[(n * F + f) * P + p];
-  // db[f] = Σ_{n,p} dy[n, f, p]
+  const int64_t P = s.P(), F = s.F, CKK = s.CKK(), img = s.g.C * s.g.H * s.g.W;
   if (db)
     for (int64_t f = 0; f < F; ++f) {
       double acc = 0;  // N·P can be 10⁵ terms: accumulate in double
-      for (int64_t q = 0; q < NP; ++q) acc += dyp[f * NP + q];
+      for (int64_t n = 0; n < s.N; ++n)
+        for (int64_t p = 0; p < P; ++p) acc += dy[(n * F + f) * P + p];
       db[f] = static_cast<T>(acc);
     }
-  // dW (F, CKK) = dY (F, N·P) · colsᵀ (N·P, CKK)   — cols recomputed, not saved: less memory
-  if (dw) {
-    auto cols = batch_im2col(x, s);
-    gemm(false, true, F, CKK, NP, dyp.get(), NP, cols.get(), NP, T(0), dw, CKK);
+  if (!dw && !dx) return;
+  // One partial dw per thread, summed in thread order afterwards: the same bits every run
+  // (a shared accumulator would add in whatever order the threads arrive).
+  const int threads = s.N > 1 ? omp_get_max_threads() : 1;
+  std::vector<std::unique_ptr<T[]>> partial(threads);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int t = omp_get_thread_num();
+    auto cols = scratch<T>(CKK * P);
+    T* dw_t = nullptr;
+    if (dw) {
+      partial[t] = scratch<T>(F * CKK);
+      dw_t = partial[t].get();
+      std::fill(dw_t, dw_t + F * CKK, T(0));
+    }
+#pragma omp for schedule(static)
+    for (int64_t n = 0; n < s.N; ++n) {
+      const T* dyn = dy + n * F * P;
+      if (dw) {
+        cpu::im2col(x + n * img, s.g, cols.get(), P);
+        gemm(false, true, F, CKK, P, dyn, P, cols.get(), P, T(1), dw_t, CKK);
+      }
+      if (dx) {
+        gemm(true, false, CKK, P, F, w, CKK, dyn, P, T(0), cols.get(), P);  // cols := dcols_n
+        cpu::col2im(cols.get(), s.g, P, dx + n * img);
+      }
+    }
   }
-  // dcols (CKK, N·P) = Wᵀ (CKK, F) · dY (F, N·P);  dx = col2im(dcols), image by image
-  if (dx) {
-    auto dcols = scratch<T>(CKK * NP);
-    gemm(true, false, CKK, NP, F, w, CKK, dyp.get(), NP, T(0), dcols.get(), NP);
-    const int64_t img = s.g.C * s.g.H * s.g.W;
-#pragma omp parallel for if (s.N > 1)
-    for (int64_t n = 0; n < s.N; ++n) cpu::col2im(dcols.get() + n * P, s.g, NP, dx + n * img);
+  if (dw) {
+    std::fill(dw, dw + F * CKK, T(0));
+    for (int t = 0; t < threads; ++t)
+      if (partial[t])
+        for (int64_t i = 0; i < F * CKK; ++i) dw[i] += partial[t][i];
   }
 }
 
