@@ -2,115 +2,31 @@
 
 #include <fmt/format.h>
 
-#include <omp.h>
-
-#include <algorithm>
 #include <memory>
 #include <vector>
 
 #include "framework/autograd/node.h"
-#include "framework/cpu/gemm.h"
-#include "framework/cpu/im2col.h"
+#include "framework/cpu/conv2d.h"
 #include "framework/ops/check.h"
 
 namespace hg {
 
 namespace {
 
-// One name for the F32 and F64 GEMMs so the conv loops below are written once.
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
-          const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  cpu::sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
-}
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* A, int64_t lda,
-          const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
-  cpu::dgemm(ta, tb, M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
-}
-
-// A scratch buffer of n uninitialised values (std::vector would zero them first: a wasted
-// pass over memory the GEMM or im2col overwrites anyway).
-template <class T> std::unique_ptr<T[]> scratch(int64_t n) {
-  return std::unique_ptr<T[]>(new T[static_cast<size_t>(n)]);
-}
-
 struct ConvShape {
   int64_t N, F;
   cpu::ConvGeometry g;
-  int64_t P() const { return g.positions(); }
-  int64_t CKK() const { return g.patch(); }
 };
 
-// Work is split over images: each thread takes a fixed, contiguous share of the batch
-// (schedule(static)), unfolds one image at a time into its own (CKK, P) column buffer —
-// small enough to stay in cache — and runs a single-threaded GEMM on it (cpu::sgemm stays
-// serial when called inside a parallel loop). No (CKK, N·P) buffer for the whole batch.
-
-// y (N, F, P):  y_n (F, P) = w (F, CKK) · cols_n (CKK, P) + b
+// y (N, F, P) = w (F, CKK) · im2col(x_n) + b, image by image: framework/cpu/conv2d.h.
 template <class T> void conv_forward(const T* x, const T* w, const T* b, T* y, const ConvShape& s) {
-  const int64_t P = s.P(), F = s.F, CKK = s.CKK(), img = s.g.C * s.g.H * s.g.W;
-#pragma omp parallel if (s.N > 1)
-  {
-    auto cols = scratch<T>(CKK * P);
-#pragma omp for schedule(static)
-    for (int64_t n = 0; n < s.N; ++n) {
-      T* yn = y + n * F * P;
-      cpu::im2col(x + n * img, s.g, cols.get(), P);
-      gemm(false, false, F, P, CKK, w, CKK, cols.get(), P, T(0), yn, P);
-      if (b)
-        for (int64_t f = 0; f < F; ++f)
-          for (int64_t p = 0; p < P; ++p) yn[f * P + p] += b[f];
-    }
-  }
+  cpu::conv2d_forward(x, w, b, y, s.N, s.F, s.g);
 }
 
 // dx, dw, db from dy (N, F, P). Any of dx/dw/db may be null (not needed).
-//   dw (F, CKK) = Σ_n dy_n (F, P) · cols_nᵀ (P, CKK)     cols recomputed: less memory saved
-//   dcols_n (CKK, P) = wᵀ (CKK, F) · dy_n (F, P);   dx_n = col2im(dcols_n)
-//   db[f] = Σ_{n,p} dy[n, f, p]
 template <class T>
 void conv_backward(const T* x, const T* w, const T* dy, T* dx, T* dw, T* db, const ConvShape& s) {
-  const int64_t P = s.P(), F = s.F, CKK = s.CKK(), img = s.g.C * s.g.H * s.g.W;
-  if (db)
-    for (int64_t f = 0; f < F; ++f) {
-      double acc = 0;  // N·P can be 10⁵ terms: accumulate in double
-      for (int64_t n = 0; n < s.N; ++n)
-        for (int64_t p = 0; p < P; ++p) acc += dy[(n * F + f) * P + p];
-      db[f] = static_cast<T>(acc);
-    }
-  if (!dw && !dx) return;
-  // One partial dw per thread, summed in thread order afterwards: the same bits every run
-  // (a shared accumulator would add in whatever order the threads arrive).
-  const int threads = s.N > 1 ? omp_get_max_threads() : 1;
-  std::vector<std::unique_ptr<T[]>> partial(threads);
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    const int t = omp_get_thread_num();
-    auto cols = scratch<T>(CKK * P);
-    T* dw_t = nullptr;
-    if (dw) {
-      partial[t] = scratch<T>(F * CKK);
-      dw_t = partial[t].get();
-      std::fill(dw_t, dw_t + F * CKK, T(0));
-    }
-#pragma omp for schedule(static)
-    for (int64_t n = 0; n < s.N; ++n) {
-      const T* dyn = dy + n * F * P;
-      if (dw) {
-        cpu::im2col(x + n * img, s.g, cols.get(), P);
-        gemm(false, true, F, CKK, P, dyn, P, cols.get(), P, T(1), dw_t, CKK);
-      }
-      if (dx) {
-        gemm(true, false, CKK, P, F, w, CKK, dyn, P, T(0), cols.get(), P);  // cols := dcols_n
-        cpu::col2im(cols.get(), s.g, P, dx + n * img);
-      }
-    }
-  }
-  if (dw) {
-    std::fill(dw, dw + F * CKK, T(0));
-    for (int t = 0; t < threads; ++t)
-      if (partial[t])
-        for (int64_t i = 0; i < F * CKK; ++i) dw[i] += partial[t][i];
-  }
+  cpu::conv2d_backward(x, w, dy, dx, dw, db, s.N, s.F, s.g);
 }
 
 // The compute dtype: F64 stays F64, everything else runs in F32.

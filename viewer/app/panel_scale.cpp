@@ -112,6 +112,22 @@ void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
   PlotFrame f = begin_plot("scale", size, xr.x0, xr.x1, std::floor(lo) - 1, std::ceil(hi) + 2,
                            nullptr, "loss scale (log2 axis); red ticks: skipped steps", step_label,
                            pow2_label, 0, hi - lo > 12 ? 4 : hi - lo > 6 ? 2 : 1);
+  if (ImGui::IsItemHovered()) {
+    const double step = f.x_at(ImGui::GetIO().MousePos.x);
+    ImGui::BeginTooltip();
+    ImGui::Text("step %.0f", step);
+    for (const auto& r : app.runs) {
+      const auto& v = r.data().loss_scale;
+      if (!r.overlay || v.empty()) continue;
+      auto k = std::lower_bound(v.begin(), v.end(), step,
+                                [](const LossScalePoint& p, double s) { return p.step < s; });
+      if (k == v.end()) --k;
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(r.color), "%s: scale %g = 2^%g%s",
+                         r.data().name.c_str(), k->scale, std::log2(k->scale),
+                         k->skipped ? "  (step skipped: inf/NaN found)" : "");
+    }
+    ImGui::EndTooltip();
+  }
   for (const auto& r : app.runs) {
     if (!r.overlay || r.data().loss_scale.empty()) continue;
     // The scale is a step function: draw only where it changes.
@@ -178,10 +194,17 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
     ImGui::Dummy(ImVec2(size.x, size.y - ImGui::GetTextLineHeightWithSpacing()));
     return;
   }
-  double pad = (hi - lo) * 0.05 + 1e-6;
+  // 5% margins; a flat or single-point series still gets a readable span (2% of its value).
+  double pad = std::max({(hi - lo) * 0.05, 0.02 * std::max(std::fabs(lo), std::fabs(hi)), 1e-9});
   TickLabel pow10 = [](double v) { return fmt::format("{:.3g}", std::pow(10.0, v)); };
   TickLabel ylab = log_y ? pow10 : nullptr;
   PlotFrame f = begin_plot(title, size, xr.x0, xr.x1, lo - pad, hi + pad, "step", title, step_label, ylab);
+  const bool hovered = ImGui::IsItemHovered();
+  const double hover_step = f.x_at(ImGui::GetIO().MousePos.x);
+  if (hovered) {
+    ImGui::BeginTooltip();
+    ImGui::Text("step %.0f", hover_step);
+  }
   for (const auto& r : app.runs) {
     if (!r.overlay) continue;
     for (const char* n : names) {
@@ -190,8 +213,21 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
       draw_series(f, it->second,
                   [&](const ScalarPoint& p) { return log_y ? std::log10(p.value) : p.value; },
                   r.color, 1.8f);
+      if (hovered) {  // the logged point nearest the mouse
+        const auto& v = it->second;
+        auto k = std::lower_bound(v.begin(), v.end(), hover_step,
+                                  [](const ScalarPoint& p, double s) { return p.step < s; });
+        if (k == v.end()) --k;
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(r.color), "%s: %s %.4g (step %lld)",
+                           r.data().name.c_str(), n, k->value, static_cast<long long>(k->step));
+      }
       break;
     }
+  }
+  if (hovered) {
+    ImGui::EndTooltip();
+    float x = f.px(hover_step);
+    f.dl->AddLine({x, f.p0.y}, {x, f.p1.y}, IM_COL32(255, 255, 255, 90));
   }
   end_plot(f);
   help_marker(help);
