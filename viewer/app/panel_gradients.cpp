@@ -66,7 +66,10 @@ int nearest_index(const std::vector<GradHist>& h, int64_t step) {
   return static_cast<int>(it - h.begin());
 }
 
-double log2_scale(const GradHist& h) { return h.scale > 0 ? std::log2(h.scale) : 0.0; }
+// log2 of the loss scale; 0 (no shift) when the log holds no usable scale ("inf", "nan", 0).
+double log2_scale(const GradHist& h) {
+  return h.scale > 0 && std::isfinite(h.scale) ? std::log2(h.scale) : 0.0;
+}
 
 // ---- pickers ----------------------------------------------------------------------------
 
