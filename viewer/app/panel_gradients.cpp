@@ -285,6 +285,14 @@ void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& h
     double step = f.x_at(ImGui::GetIO().MousePos.x);
     g.step = hs[nearest_index(hs, static_cast<int64_t>(step))].step;
   }
+  if (ImGui::IsItemHovered()) {  // the cell under the mouse
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    const GradHist& h = hs[nearest_index(hs, static_cast<int64_t>(f.x_at(m.x)))];
+    const int e = static_cast<int>(std::floor(f.y0 + (f.p1.y - m.y) / (f.p1.y - f.p0.y) * (f.y1 - f.y0)));
+    const int64_t c = e >= h.exp_min && e <= h.exp_max ? h.counts[e - h.exp_min] : 0;
+    ImGui::SetTooltip("step %lld, loss scale 2^%g\n2^%d <= |g| < 2^%d: %lld values (click: show this step)",
+                      static_cast<long long>(h.step), log2_scale(h), e, e + 1, static_cast<long long>(c));
+  }
   f.dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.tex)), f.p0, f.p1);
   const Fp16Zones z = fp16_zones();
   // FP16's limits as lines, each labelled at the right on a dark box (below the top one).
