@@ -139,6 +139,7 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
   const char* ytitle = g.log_counts ? "log10(1 + count)" : "count";
   PlotFrame f = begin_plot("hist", size, xlo, xhi, 0, ymax * 1.08 + 1e-9, "floor(log2 |g|)",
                            ytitle, pow2_label, nullptr, 4, 0);
+  const bool hovered = ImGui::IsItemHovered();
   shade_zones_x(f, true);
   auto bar = [&](double x, int64_t c, ImU32 fill, bool outline) {
     if (c <= 0) return;
@@ -152,11 +153,31 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
   bar(h.exp_max + 1, h.above, IM_COL32(250, 170, 60, 120), false);
   if (scaled && g.show_true)
     for (size_t i = 0; i < h.counts.size(); ++i) bar(h.exp_min + double(i) - s, h.counts[i], truth, true);
+  if (hovered) {  // the bin under the mouse
+    const int e = static_cast<int>(std::floor(f.x_at(ImGui::GetIO().MousePos.x)));
+    auto count_at = [&](int bin) -> int64_t {
+      if (bin < h.exp_min) return bin == h.exp_min - 1 ? h.below : 0;
+      if (bin > h.exp_max) return bin == h.exp_max + 1 ? h.above : 0;
+      return h.counts[bin - h.exp_min];
+    };
+    const Fp16Zones z = fp16_zones();
+    const char* zone = e < z.e_sub ? "FP16 flushes these to 0" : e < z.e_norm ? "FP16 subnormal"
+                     : e <= z.e_max ? "FP16 normal" : "FP16 overflow (inf)";
+    f.dl->AddRectFilled(f.map(e, f.y1), f.map(e + 1, f.y0), IM_COL32(255, 255, 255, 30));
+    ImGui::BeginTooltip();
+    ImGui::Text("2^%d <= |g| < 2^%d  (%s)", e, e + 1, zone);
+    ImGui::Text("values here as computed: %lld", static_cast<long long>(count_at(e)));
+    if (scaled)
+      ImGui::Text("true gradient values here: %lld", static_cast<long long>(count_at(e + static_cast<int>(s))));
+    ImGui::EndTooltip();
+  }
   end_plot(f);
   // legend
   ImDrawList* dl = ImGui::GetWindowDrawList();
   float fs = ImGui::GetFontSize();
   ImVec2 l = {f.p1.x - fs * 24, f.p0.y + fs * 1.6f};
+  dl->AddRectFilled({l.x - 6, l.y - 4}, {l.x + fs * 22.5f, l.y + fs * (scaled && g.show_true ? 2.3f : 1.1f)},
+                    IM_COL32(15, 15, 20, 215), 4);
   dl->AddRectFilled(l, {l.x + fs * 0.8f, l.y + fs * 0.8f}, held);
   dl->AddText({l.x + fs, l.y - fs * 0.1f}, IM_COL32(230, 230, 230, 255),
               scaled ? "as computed: x scale (what FP16 holds)" : "gradient (no loss scale)");
