@@ -6,10 +6,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "viewer/demo_run.h"
 #include "viewer/run_log.h"
@@ -337,4 +340,37 @@ TEST_CASE("synthetic demo runs obey the schema's arithmetic and the scaler's rul
       CHECK(ls.empty());
     }
   }
+}
+
+TEST_CASE("a run being written live is followed as it grows") {
+  TempDir d("live");
+  DemoOptions opt;
+  opt.steps = 60;
+  opt.hist_every = 10;
+  opt.live_steps_per_second = 40;  // 1.5 s in all
+  const std::string dir = (d.path / "live").string();
+  std::thread writer([&] { make_demo_run(dir, "dynamic_scale", opt); });
+  // Poll the way the viewer does (every 250 ms) and record the last step seen each time.
+  RunReader r(dir);
+  std::vector<int64_t> seen;
+  int64_t corrupt_while_running = 0;
+  for (int i = 0; i < 40 && r.data().end_status.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    r.poll();
+    seen.push_back(r.data().max_step);
+    corrupt_while_running = std::max(corrupt_while_running, r.data().corrupt_lines);
+  }
+  writer.join();
+  r.poll();
+  std::string trace;
+  for (auto s : seen) trace += std::to_string(s) + " ";
+  CAPTURE(trace);
+  std::vector<int64_t> distinct(seen.begin(), seen.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  CHECK(distinct.size() >= 3);            // it grew while being written, not only at the end
+  CHECK(std::is_sorted(seen.begin(), seen.end()));
+  CHECK(corrupt_while_running == 0);      // half-written lines were waited for, not counted
+  CHECK(r.data().end_status == "finished");
+  CHECK(r.data().scalars.at("train/loss").size() == 60);
+  CHECK(r.data().run_json["status"] == "finished");
 }
