@@ -233,7 +233,8 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
   double pad = std::max({(hi - lo) * 0.05, 0.02 * std::max(std::fabs(lo), std::fabs(hi)), 1e-9});
   TickLabel pow10 = [](double v) { return fmt::format("{:.3g}", std::pow(10.0, v)); };
   TickLabel ylab = log_y ? pow10 : nullptr;
-  PlotFrame f = begin_plot(title, size, xr.x0, xr.x1, lo - pad, hi + pad, "step", title, step_label, ylab);
+  PlotFrame f = begin_plot(title, size, xr.x0, xr.x1, lo - pad, hi + pad, "step", title, step_label,
+                           ylab, 0, log_y ? kLog10Ticks : 0);
   const bool hovered = ImGui::IsItemHovered();
   const double hover_step = f.x_at(ImGui::GetIO().MousePos.x);
   if (hovered) {
