@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <imgui.h>
@@ -60,25 +62,41 @@ void draw_legend(App& app) {
   }
 }
 
-// Min and max of `values` per pixel column, as a vertical segment; plus a polyline of means.
+// One pixel column of a long series: the min, max and mean of the points that fall in it.
+struct Column {
+  int col;
+  double lo, hi, mean;
+};
+
+// Columns of `pts` for a plot `cols` pixels wide over [x0, x1). Cached: a series only changes
+// when the run grows (then its size changes), so most frames reuse the last result.
 template <class Points, class Get>
-void draw_series(const PlotFrame& f, const Points& pts, Get get, ImU32 color, float thickness) {
-  const int cols = std::max(1, static_cast<int>(f.p1.x - f.p0.x));
-  std::vector<ImVec2> line;
-  line.reserve(cols);
-  int col = -1;
+const std::vector<Column>& columns_of(const Points& pts, Get get, int tag, double x0, double x1,
+                                      int cols) {
+  struct Key {
+    const void* data;
+    size_t size;
+    int tag;
+    double x0, x1;
+    int cols;
+    bool operator<(const Key& o) const {
+      return std::tie(data, size, tag, x0, x1, cols) < std::tie(o.data, o.size, o.tag, o.x0, o.x1, o.cols);
+    }
+  };
+  static std::map<Key, std::vector<Column>> cache;
+  Key key{pts.data(), pts.size(), tag, x0, x1, cols};
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (cache.size() > 64) cache.clear();  // old sizes and widths: forget them
+  std::vector<Column>& out = cache[key];
+  int col = -1, n = 0;
   double lo = 0, hi = 0, sum = 0;
-  int n = 0;
   auto flush = [&]() {
-    if (n == 0) return;
-    float x = f.p0.x + col + 0.5f;
-    if (hi > lo) f.dl->AddLine({x, f.py(lo)}, {x, f.py(hi)}, (color & 0x00FFFFFF) | (90u << 24));
-    line.push_back({x, f.py(sum / n)});
+    if (n) out.push_back({col, lo, hi, sum / n});
   };
   for (const auto& p : pts) {
     double x = double(p.step), y = get(p);
     if (!std::isfinite(y)) continue;
-    int c = static_cast<int>((x - f.x0) / (f.x1 - f.x0) * cols);
+    int c = static_cast<int>((x - x0) / (x1 - x0) * cols);
     if (c < 0 || c >= cols) continue;
     if (c != col) {
       flush();
@@ -88,6 +106,21 @@ void draw_series(const PlotFrame& f, const Points& pts, Get get, ImU32 color, fl
     lo = std::min(lo, y), hi = std::max(hi, y), sum += y, ++n;
   }
   flush();
+  return out;
+}
+
+// A long series drawn per pixel column: a faint min..max segment and a line through the means.
+template <class Points, class Get>
+void draw_series(const PlotFrame& f, const Points& pts, Get get, int tag, ImU32 color, float thickness) {
+  const int cols = std::max(1, static_cast<int>(f.p1.x - f.p0.x));
+  const auto& columns = columns_of(pts, get, tag, f.x0, f.x1, cols);
+  std::vector<ImVec2> line;
+  line.reserve(columns.size());
+  for (const Column& c : columns) {
+    float x = f.p0.x + c.col + 0.5f;
+    if (c.hi > c.lo) f.dl->AddLine({x, f.py(c.lo)}, {x, f.py(c.hi)}, (color & 0x00FFFFFF) | (90u << 24));
+    line.push_back({x, f.py(c.mean)});
+  }
   if (line.size() == 1) f.dl->AddCircleFilled(line[0], 3, color);
   f.dl->AddPolyline(line.data(), static_cast<int>(line.size()), color, 0, thickness);
 }
@@ -181,11 +214,12 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
     for (const char* n : names) {
       auto it = r.data().scalars.find(n);
       if (it == r.data().scalars.end()) continue;
-      for (const auto& p : it->second)
-        if (std::isfinite(p.value) && (!log_y || p.value > 0)) {
-          double v = log_y ? std::log10(p.value) : p.value;
-          lo = std::min(lo, v), hi = std::max(hi, v);
-        }
+      // The y range from the cached columns (min and max of every column = of all points).
+      const int cols = std::max(1, static_cast<int>(size.x));
+      const auto& columns = columns_of(
+          it->second, [&](const ScalarPoint& p) { return log_y ? std::log10(p.value) : p.value; },
+          log_y, xr.x0, xr.x1, cols);
+      for (const Column& c : columns) lo = std::min(lo, c.lo), hi = std::max(hi, c.hi);
       break;  // the first name a run has
     }
   }
@@ -212,7 +246,7 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
       if (it == r.data().scalars.end()) continue;
       draw_series(f, it->second,
                   [&](const ScalarPoint& p) { return log_y ? std::log10(p.value) : p.value; },
-                  r.color, 1.8f);
+                  log_y, r.color, 1.8f);
       if (hovered) {  // the logged point nearest the mouse
         const auto& v = it->second;
         auto k = std::lower_bound(v.begin(), v.end(), hover_step,
