@@ -66,7 +66,7 @@ void setup_imgui(float ui_scale) {
 }
 
 // One frame of the whole UI. `size` > 0: draw at that size regardless of the window.
-void frame(App& app, ImVec2 size, bool no_mouse) {
+void frame(App& app, ImVec2 size, bool no_mouse, ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX)) {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   ImGuiIO& io = ImGui::GetIO();
@@ -74,7 +74,7 @@ void frame(App& app, ImVec2 size, bool no_mouse) {
     io.DisplaySize = size;
     io.DisplayFramebufferScale = ImVec2(1, 1);
   }
-  if (no_mouse) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no hover effects in pictures
+  if (no_mouse) io.MousePos = mouse;  // pictures: no hover effects, or the --mouse position
   ImGui::NewFrame();
   draw_app(app);
   ImGui::Render();
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
                "halfgrad runs (docs/viewer.md)"};
   std::vector<std::string> paths;
   std::string screenshot, panel_name = "bits", value, format_id, size_text = "1280x800";
-  std::string layout_json, make_demo, param;
+  std::string layout_json, make_demo, param, mouse_text;
   std::vector<std::string> run_keys, demo_modes_list;
   float ui_scale = 1.0f;
   int64_t step = -1;
@@ -109,17 +109,20 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);  // one folder per --run, so positional paths may follow
   cli.add_option("--param", param, "gradients panel: the parameter to show");
   cli.add_option("--step", step, "gradients panel: the step to show (nearest logged one)");
-  cli.add_option("--value", value, "bits panel: the number (decimal, 2^N, or hex bits 0x...)");
+  cli.add_option("--value", value, "bits panel: the number (decimal, 2^N, or hex bits 0x... of --format, default fp16)");
   cli.add_option("--format", format_id, "bits panel: show only this format (fp32 tf32 fp16 bf16 e4m3 e5m2)");
   cli.add_option("--size", size_text, "screenshot size WxH")->capture_default_str();
   cli.add_option("--ui-scale", ui_scale, "scale fonts and sizes, e.g. 1.5 for a projector")
       ->check(CLI::Range(0.5f, 4.0f))->capture_default_str();
   cli.add_option("--layout-json", layout_json, "with --screenshot: write the bit boxes' pixel rectangles here");
+  cli.add_option("--mouse", mouse_text, "with --screenshot: pretend the mouse is at X,Y (shows tooltips)");
   cli.add_option("--measure-frames", measure_frames, "load, render N frames offscreen, print load and frame times, exit");
   cli.add_option("--make-demo-runs", make_demo, "write SYNTHETIC demo runs into this folder and exit");
   cli.add_option("--demo-steps", demo.steps, "demo runs: optimizer steps")->capture_default_str();
   cli.add_option("--demo-params", demo.params, "demo runs: parameters with histograms")->capture_default_str();
   cli.add_option("--demo-hist-every", demo.hist_every, "demo runs: a histogram every N steps")->capture_default_str();
+  cli.add_option("--demo-live", demo.live_steps_per_second,
+                 "demo runs: write live at this many steps a second (watch a run grow)");
   cli.add_option("--demo-modes", demo_modes_list, "demo runs: which of fp32 fp16_naive static_scale dynamic_scale amp_f16 amp_bf16");
   try {
     cli.parse(argc, argv);
@@ -136,6 +139,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   width = std::stoi(m[1]), height = std::stoi(m[2]);
+  ImVec2 mouse(-FLT_MAX, -FLT_MAX);
+  if (!mouse_text.empty()) {
+    if (!std::regex_match(mouse_text, m, std::regex(R"((\d{1,5}),(\d{1,5}))"))) {
+      std::fprintf(stderr, "halfgrad-viewer: --mouse must be X,Y like 400,300, got '%s'\n", mouse_text.c_str());
+      return 2;
+    }
+    mouse = ImVec2(std::stof(m[1]), std::stof(m[2]));
+  }
   const hg::FloatFormat* only = nullptr;
   if (!format_id.empty() && !(only = hg::find_format(format_id))) {
     std::fprintf(stderr, "halfgrad-viewer: --format '%s' is not one of fp32 tf32 fp16 bf16 e4m3 e5m2\n",
@@ -186,7 +197,7 @@ int main(int argc, char** argv) {
             : panel_name == "scale" ? Panel::Scale : Panel::Runs;
   app.bits.only = only;
   if (only) app.bits.focus = only;
-  if (!value.empty() && !bits_set_text(app.bits, value, only ? *only : hg::kFP32)) {
+  if (!value.empty() && !bits_set_text(app.bits, value, *app.bits.focus)) {
     std::fprintf(stderr, "halfgrad-viewer: --value: %s\n", app.bits.error.c_str());
     return 2;
   }
@@ -236,7 +247,7 @@ int main(int argc, char** argv) {
         boxes.clear();
         app.bit_boxes = &boxes;
         auto f0 = Clock::now();
-        frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true);
+        frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true, mouse);
         double ui_ms = seconds_since(f0) * 1e3;
         fb.bind();
         clear_and_render(width, height);

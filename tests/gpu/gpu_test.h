@@ -27,8 +27,9 @@ struct Checker {
     size_t at = 0;
     bool ok = got.size() == want.size();
     for (size_t i = 0; ok && i < got.size(); ++i) {
-      const double d = std::fabs(double(got[i]) - double(want[i]));
-      const double allowed = atol + rtol * std::fabs(double(want[i]));
+      // Equal values (also equal infinities) differ by 0; NaN never equals anything.
+      const double d = got[i] == want[i] ? 0.0 : std::fabs(double(got[i]) - double(want[i]));
+      const double allowed = rtol == 0 ? atol : atol + rtol * std::fabs(double(want[i]));
       if (!(d <= allowed)) ok = false;  // written so that NaN fails
       const double excess = std::isnan(d) ? 1e300 : d - allowed;
       if (excess > worst_excess) { worst_excess = excess; at = i; }

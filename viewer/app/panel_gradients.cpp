@@ -66,7 +66,10 @@ int nearest_index(const std::vector<GradHist>& h, int64_t step) {
   return static_cast<int>(it - h.begin());
 }
 
-double log2_scale(const GradHist& h) { return h.scale > 0 ? std::log2(h.scale) : 0.0; }
+// log2 of the loss scale; 0 (no shift) when the log holds no usable scale ("inf", "nan", 0).
+double log2_scale(const GradHist& h) {
+  return h.scale > 0 && std::isfinite(h.scale) ? std::log2(h.scale) : 0.0;
+}
 
 // ---- pickers ----------------------------------------------------------------------------
 
@@ -139,6 +142,7 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
   const char* ytitle = g.log_counts ? "log10(1 + count)" : "count";
   PlotFrame f = begin_plot("hist", size, xlo, xhi, 0, ymax * 1.08 + 1e-9, "floor(log2 |g|)",
                            ytitle, pow2_label, nullptr, 4, 0);
+  const bool hovered = ImGui::IsItemHovered();
   shade_zones_x(f, true);
   auto bar = [&](double x, int64_t c, ImU32 fill, bool outline) {
     if (c <= 0) return;
@@ -152,11 +156,31 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
   bar(h.exp_max + 1, h.above, IM_COL32(250, 170, 60, 120), false);
   if (scaled && g.show_true)
     for (size_t i = 0; i < h.counts.size(); ++i) bar(h.exp_min + double(i) - s, h.counts[i], truth, true);
+  if (hovered) {  // the bin under the mouse
+    const int e = static_cast<int>(std::floor(f.x_at(ImGui::GetIO().MousePos.x)));
+    auto count_at = [&](int bin) -> int64_t {
+      if (bin < h.exp_min) return bin == h.exp_min - 1 ? h.below : 0;
+      if (bin > h.exp_max) return bin == h.exp_max + 1 ? h.above : 0;
+      return h.counts[bin - h.exp_min];
+    };
+    const Fp16Zones z = fp16_zones();
+    const char* zone = e < z.e_sub ? "FP16 flushes these to 0" : e < z.e_norm ? "FP16 subnormal"
+                     : e <= z.e_max ? "FP16 normal" : "FP16 overflow (inf)";
+    f.dl->AddRectFilled(f.map(e, f.y1), f.map(e + 1, f.y0), IM_COL32(255, 255, 255, 30));
+    ImGui::BeginTooltip();
+    ImGui::Text("2^%d <= |g| < 2^%d  (%s)", e, e + 1, zone);
+    ImGui::Text("values here as computed: %lld", static_cast<long long>(count_at(e)));
+    if (scaled)
+      ImGui::Text("true gradient values here: %lld", static_cast<long long>(count_at(e + static_cast<int>(s))));
+    ImGui::EndTooltip();
+  }
   end_plot(f);
   // legend
   ImDrawList* dl = ImGui::GetWindowDrawList();
   float fs = ImGui::GetFontSize();
   ImVec2 l = {f.p1.x - fs * 24, f.p0.y + fs * 1.6f};
+  dl->AddRectFilled({l.x - 6, l.y - 4}, {l.x + fs * 22.5f, l.y + fs * (scaled && g.show_true ? 2.3f : 1.1f)},
+                    IM_COL32(15, 15, 20, 215), 4);
   dl->AddRectFilled(l, {l.x + fs * 0.8f, l.y + fs * 0.8f}, held);
   dl->AddText({l.x + fs, l.y - fs * 0.1f}, IM_COL32(230, 230, 230, 255),
               scaled ? "as computed: x scale (what FP16 holds)" : "gradient (no loss scale)");
@@ -260,6 +284,14 @@ void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& h
   if (ImGui::IsItemActive() && ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
     double step = f.x_at(ImGui::GetIO().MousePos.x);
     g.step = hs[nearest_index(hs, static_cast<int64_t>(step))].step;
+  }
+  if (ImGui::IsItemHovered()) {  // the cell under the mouse
+    const ImVec2 m = ImGui::GetIO().MousePos;
+    const GradHist& h = hs[nearest_index(hs, static_cast<int64_t>(f.x_at(m.x)))];
+    const int e = static_cast<int>(std::floor(f.y0 + (f.p1.y - m.y) / (f.p1.y - f.p0.y) * (f.y1 - f.y0)));
+    const int64_t c = e >= h.exp_min && e <= h.exp_max ? h.counts[e - h.exp_min] : 0;
+    ImGui::SetTooltip("step %lld, loss scale 2^%g\n2^%d <= |g| < 2^%d: %lld values (click: show this step)",
+                      static_cast<long long>(h.step), log2_scale(h), e, e + 1, static_cast<long long>(c));
   }
   f.dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.tex)), f.p0, f.p1);
   const Fp16Zones z = fp16_zones();

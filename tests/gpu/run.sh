@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh — every GPU check of halfgrad, in one go, on a machine with an NVIDIA GPU.
+#
+#   tests/gpu/run.sh            from the repository root; logs go to build-gpu/logs/
+#   OUT=/some/dir tests/gpu/run.sh   also copies the logs there
+#
+# Steps (planned for about 8 minutes on a 16-core machine with one H100/H200-class GPU):
+#   1. configure (-DHG_VIEWER=OFF -DHG_CUDA_ARCHS=90 unless HG_CUDA_ARCHS is set) and build
+#   2. every GPU test binary (ctest -L gpu): kernels vs the CPU reference, bit-exact cases
+#   3. the GEMM ladder driver: validation, then GFLOP/s and % of cuBLAS (the chapter tables)
+#   4. chapter 02 on --device cuda, when the chapter has that flag
+# Each step has its own time limit; a failing step is reported and the next one still runs.
+# Exit status: 0 when every step passed, 1 otherwise, 77 when there is no GPU.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BUILD="${HG_GPU_BUILD_DIR:-$ROOT/build-gpu}"
+ARCHS="${HG_CUDA_ARCHS:-90}"
+JOBS="${HG_JOBS:-$(nproc 2>/dev/null || echo 4)}"
+LOGS="$BUILD/logs"
+mkdir -p "$LOGS"
+status=0
+started=$(date +%s)
+
+log() { printf '[run.sh %4ds] %s\n' "$(( $(date +%s) - started ))" "$*" | tee -a "$LOGS/summary.txt"; }
+copy_logs() {
+  if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" && cp -r "$LOGS"/. "$OUT"/ && log "logs copied to $OUT"; fi
+}
+trap copy_logs EXIT
+
+# step NAME LIMIT_SECONDS COMMAND...: run with a time limit, log to $LOGS/NAME.log, record the result.
+step() {
+  local name="$1" limit="$2"; shift 2
+  log "step $name (limit ${limit}s): $*"
+  timeout --kill-after=10 "$limit" "$@" >"$LOGS/$name.log" 2>&1
+  local rc=$?
+  if [ $rc -eq 0 ]; then log "step $name: ok"
+  elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then log "step $name: TIMED OUT after ${limit}s"; status=1
+  else log "step $name: FAILED (exit $rc), see $LOGS/$name.log"; tail -n 20 "$LOGS/$name.log"; status=1; fi
+  return $rc
+}
+
+: >"$LOGS/summary.txt"
+log "halfgrad GPU checks, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -m), $JOBS cores"
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee -a "$LOGS/summary.txt"
+else
+  log "nvidia-smi not found"
+fi
+
+gen=()
+command -v ninja >/dev/null && [ ! -f "$BUILD/Makefile" ] && gen=(-G Ninja)
+step configure 120 cmake -S "$ROOT" -B "$BUILD" "${gen[@]+"${gen[@]}"}" -DHG_VIEWER=OFF -DHG_CUDA=ON \
+  -DHG_CUDA_ARCHS="$ARCHS" -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" || exit 1
+step build 300 cmake --build "$BUILD" -j "$JOBS" || exit 1
+
+# No GPU visible: say so once and stop (a skipped run never counts as passed).
+if "$BUILD/tests/test_cuda_runtime" >"$LOGS/probe.log" 2>&1; [ $? -eq 77 ]; then
+  log "$(head -n 1 "$LOGS/probe.log") — nothing to check"
+  exit 77
+fi
+
+step gpu_tests 180 ctest --test-dir "$BUILD" -L gpu --output-on-failure --no-tests=error
+grep -hE '^(NOT OK|GPU:)|checks passed' "$LOGS/gpu_tests.log" | tee -a "$LOGS/summary.txt"
+
+step gemm_ladder 240 "$BUILD/cuda/gemm_ladder"
+grep -E '^(GPU|GOAL)|FAILED' "$LOGS/gemm_ladder.log" | tee -a "$LOGS/summary.txt"
+
+if [ -x "$BUILD/lessons/lesson_02" ] && "$BUILD/lessons/lesson_02" --help 2>&1 | grep -q -- '--device'; then
+  step chapter02_cuda 240 "$BUILD/lessons/lesson_02" --device cuda
+  grep -E '^RESULT' "$LOGS/chapter02_cuda.log" | tee -a "$LOGS/summary.txt"
+else
+  log "chapter 02 has no --device flag in this build: skipped"
+fi
+
+log "done: $([ $status -eq 0 ] && echo 'every step passed' || echo 'SOME STEPS FAILED')"
+exit $status

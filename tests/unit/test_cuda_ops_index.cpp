@@ -1,0 +1,96 @@
+// CPU tests of the CUDA ops' index helpers (cuda/ops/broadcast.h, cuda/ops/conv_index.h),
+// against independent references: a nested-loop broadcast, the CPU engine's hg::cpu::im2col,
+// and a brute-force search for the windows covering a pixel.
+#include <doctest/doctest.h>
+
+#include "cuda/ops/broadcast.h"
+#include "cuda/ops/conv_index.h"
+#include "framework/cpu/im2col.h"
+
+#include <vector>
+
+using namespace hg::cuda;
+
+TEST_CASE("broadcast offsets match the nested-loop definition") {
+  // out (2, 3, 4) from a (2, 1, 4) and b (3, 1)
+  const Broadcast bc = make_broadcast({2, 1, 4}, {3, 1});
+  REQUIRE(bc.ndim == 3);
+  CHECK(bc.out_shape[0] == 2);
+  CHECK(bc.out_shape[1] == 3);
+  CHECK(bc.out_shape[2] == 4);
+  int64_t i = 0;
+  for (int64_t x = 0; x < 2; ++x)
+    for (int64_t y = 0; y < 3; ++y)
+      for (int64_t z = 0; z < 4; ++z, ++i) {
+        int64_t ia, ib;
+        broadcast_offsets(bc, i, ia, ib);
+        CHECK(ia == x * 4 + z);   // a (2, 1, 4): y repeats
+        CHECK(ib == y);           // b (3, 1) aligned right: (1, 3, 1), x and z repeat
+      }
+  CHECK(bc.numel() == 24);
+}
+
+TEST_CASE("broadcast: same shapes, scalars, and shapes that do not broadcast") {
+  const Broadcast same = make_broadcast({5, 7}, {5, 7});
+  for (int64_t i = 0; i < 35; ++i) {
+    int64_t ia, ib;
+    broadcast_offsets(same, i, ia, ib);
+    CHECK(ia == i);
+    CHECK(ib == i);
+  }
+  const Broadcast scalar = make_broadcast({4, 2}, {});
+  int64_t ia, ib;
+  broadcast_offsets(scalar, 7, ia, ib);
+  CHECK(ia == 7);
+  CHECK(ib == 0);
+  CHECK_THROWS_WITH_AS(make_broadcast({2, 3}, {4}), "broadcast: shapes (2, 3) and (4) do not broadcast",
+                       std::invalid_argument);
+}
+
+TEST_CASE("im2col_source reproduces hg::cpu::im2col for strides and padding") {
+  struct G { int64_t C, H, W, K, s, p; };
+  for (G t : {G{2, 5, 6, 3, 1, 1}, G{3, 7, 7, 3, 2, 0}, G{1, 8, 5, 2, 2, 1}, G{2, 4, 4, 1, 1, 0}}) {
+    ConvGeometry g;
+    g.C = t.C; g.H = t.H; g.W = t.W; g.KH = g.KW = t.K; g.stride_h = g.stride_w = t.s; g.pad_h = g.pad_w = t.p;
+    hg::cpu::ConvGeometry cg;
+    cg.C = t.C; cg.H = t.H; cg.W = t.W; cg.KH = cg.KW = t.K; cg.stride_h = cg.stride_w = t.s; cg.pad_h = cg.pad_w = t.p;
+    REQUIRE(g.positions() == cg.positions());
+    std::vector<float> x(size_t(t.C * t.H * t.W));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = float(i + 1);  // every pixel distinct and non-zero
+    std::vector<float> want(size_t(g.patch() * g.positions()));
+    hg::cpu::im2col(x.data(), cg, want.data(), cg.positions());
+    int mismatches = 0;
+    for (int64_t r = 0; r < g.patch(); ++r)
+      for (int64_t q = 0; q < g.positions(); ++q) {
+        int64_t c, h, w;
+        const float got = im2col_source(g, r, q, c, h, w) ? x[size_t((c * g.H + h) * g.W + w)] : 0.0f;
+        if (got != want[size_t(r * g.positions() + q)]) ++mismatches;
+      }
+    CHECK(mismatches == 0);
+  }
+}
+
+TEST_CASE("covering_windows finds exactly the windows that contain a pixel") {
+  int checked = 0;
+  for (int64_t K = 1; K <= 4; ++K)
+    for (int64_t s = 1; s <= 3; ++s)
+      for (int64_t p = 0; p < K; ++p)
+        for (int64_t H = K; H <= 9; ++H) {
+          const int64_t out = (H + 2 * p - K) / s + 1;
+          if (out < 1) continue;
+          for (int64_t h = 0; h < H; ++h) {
+            int64_t first, last;
+            covering_windows(h, K, s, p, out, first, last);
+            for (int64_t oh = 0; oh < out; ++oh) {
+              const bool covers = oh * s - p <= h && h <= oh * s - p + K - 1;  // brute force
+              const bool listed = first <= oh && oh <= last;
+              if (covers != listed) {
+                INFO("K=", K, " s=", s, " p=", p, " H=", H, " h=", h, " oh=", oh);
+                CHECK(covers == listed);
+              }
+              ++checked;
+            }
+          }
+        }
+  CHECK(checked > 1000);  // the sweep ran (every mismatch above is a failed CHECK)
+}
