@@ -1,0 +1,247 @@
+// Chapter 10 — automatic mixed precision: F32 weights, an Autocast region that runs each op
+// in the precision the policy table gives it, and a GradScaler. The training step is the
+// three lines every AMP program has:
+//
+//   { hg::amp::Autocast ac(hg::DType::F16);                 // matmul/linear/conv in F16
+//     loss = hg::cross_entropy(model(x), labels); }          // softmax, losses, norms in F32
+//   scaler.scale(loss).backward();
+//   scaler.step(opt);  scaler.update();                      // unscale, skip on inf/NaN
+//
+//   1. the policy table (framework/amp/policy.cpp) and the dtypes one forward pass produces
+//   2. FP32 and AMP on the same model and seed: loss, accuracy, precision/recall/F1,
+//      time per epoch, activation memory
+//
+// What changed from chapter 09: no F16 model and no master copy — the parameters stay F32
+// and are cast at op entry (cached per region), the gradients come back F32 through the
+// casts, and the optimizer steps the F32 weights directly. The loss scaler is the same.
+//
+// Sections: 1. the policy   2. evaluate   3. train (one loop for both)   4. main
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "datasets/fashion_mnist.h"
+#include "datasets/paths.h"
+#include "framework/amp/activation_memory.h"
+#include "framework/amp/autocast.h"
+#include "framework/amp/grad_scaler.h"
+#include "framework/amp/grad_stats_logger.h"
+#include "framework/amp/policy.h"
+#include "framework/autograd/grad_mode.h"
+#include "framework/data/loader.h"
+#include "framework/eval/metrics.h"
+#include "framework/io/run_log.h"
+#include "framework/nn/models/models.h"
+#include "framework/ops/ops.h"
+#include "framework/optim/sgd.h"
+#include "framework/train/cli.h"
+#include "framework/train/step.h"
+
+using hg::DType;
+using hg::Tensor;
+
+namespace {
+
+// ---- 1. the policy --------------------------------------------------------------------
+void show_policy(hg::nn::Module& model, DType low) {
+  std::printf("== 1. the autocast policy (framework/amp/policy.cpp) ==\n");
+  for (const auto& e : hg::amp::policy_table())
+    std::printf("  %-18s %s\n", e.op, hg::amp::to_string(e.policy));
+  // One forward pass on a small batch, inside and outside a region.
+  hg::NoGradGuard no_grad;
+  Tensor x = Tensor::zeros({2, 1, 28, 28});
+  Tensor logits_fp32 = model(x);
+  Tensor logits_amp, loss_amp;
+  {
+    hg::amp::Autocast ac(low);
+    logits_amp = model(x);
+    loss_amp = hg::cross_entropy(logits_amp, std::vector<int32_t>{0, 1});
+  }
+  std::printf("\n  logits outside a region: %s;  inside a %s region: %s;  the loss: %s\n"
+              "  the weights stay %s\n\n", hg::dtype_name(logits_fp32.dtype()), hg::dtype_name(low),
+              hg::dtype_name(logits_amp.dtype()), hg::dtype_name(loss_amp.dtype()),
+              hg::dtype_name(model.parameters()[0].dtype()));
+}
+
+// ---- 2. evaluate ------------------------------------------------------------------------
+std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset& ds, bool amp,
+                             DType low) {
+  hg::NoGradGuard no_grad;
+  model.eval();
+  std::vector<int32_t> out;
+  const int64_t per = ds.image_size(), bs = 1000;
+  for (int64_t begin = 0; begin < ds.n; begin += bs) {
+    const int64_t b = std::min(bs, ds.n - begin);
+    std::vector<float> px(ds.images.begin() + begin * per, ds.images.begin() + (begin + b) * per);
+    Tensor x = Tensor::from_vector(px, {b, ds.channels, ds.height, ds.width});  // (B,C,H,W) F32
+    hg::amp::Autocast ac(low, amp);
+    auto pred = hg::train::argmax_classes(model(x));
+    out.insert(out.end(), pred.begin(), pred.end());
+  }
+  model.train();
+  return out;
+}
+
+// ---- 3. train -----------------------------------------------------------------------------
+struct RunResult {
+  std::string precision;
+  hg::eval::Report report;
+  double last_loss = 0, seconds_per_epoch = 0;
+  int64_t activation_bytes = 0;  // of one training step's graph, batch size as given
+  int64_t skipped = 0;
+  float last_scale = 0;
+  std::string dir;
+};
+
+RunResult train(const std::string& precision, const hg::train::CommonFlags& f, int epochs,
+                int64_t stats_every, const hg::data::ImageDataset& train_ds,
+                const hg::data::ImageDataset& test_ds) {
+  const bool amp = precision != "fp32";
+  const DType low = precision == "amp_bf16" ? DType::BF16 : DType::F16;
+  hg::Generator gen(f.seed);
+  hg::nn::ModulePtr model = hg::nn::make_model(f.model, gen);  // F32, and it stays F32
+  hg::optim::SGD opt(model->parameters(), {.lr = f.lr, .momentum = f.momentum});
+  // BF16 has F32's range: no scaler needed (chapter 11). F16 gets PyTorch's defaults.
+  hg::amp::GradScaler scaler(hg::amp::ScaleRule{}, /*enabled=*/precision == "amp_f16");
+
+  RunResult r;
+  r.precision = precision;
+  r.dir = "runs/" + (f.run_name.empty() ? "10_" + f.model : f.run_name) + "_" + precision;
+  hg::io::RunLog log(r.dir, {{"lesson", "10_autocast_amp"}, {"model", f.model},
+                             {"precision", precision}, {"device", "cpu"}, {"seed", f.seed},
+                             {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
+                                       {"lr", f.lr}, {"momentum", f.momentum},
+                                       {"limit_train", f.limit_train}}}});
+  hg::DataLoader loader(train_ds, {f.batch_size, true, false, f.seed});
+  hg::amp::GradStatsLogger stats(stats_every);
+  int64_t step = 0;
+  double seconds = 0;
+  for (int epoch = 0; epoch < epochs; ++epoch) {
+    auto t0 = std::chrono::steady_clock::now();
+    hg::Batch batch;
+    while (loader.next(batch)) {
+      opt.zero_grad();
+      const float scale_used = scaler.get_scale();
+      Tensor loss;
+      {
+        hg::amp::Autocast ac(low, amp);  // enabled = false for the FP32 run: same loop
+        loss = hg::cross_entropy((*model)(batch.images), batch.labels);
+      }
+      if (step == 0) r.activation_bytes = hg::amp::activation_bytes(loss);
+      scaler.scale(loss).backward();
+      const auto named = model->named_parameters();
+      if (stats.due(step)) stats.capture(step, named, scaler.is_enabled() ? scale_used : 1.0);
+      const bool stepped = scaler.step(opt);
+      scaler.update();
+      if (stats.due(step))
+        for (const auto& h : stats.finish(named, stepped)) log.grad_hist(step, h.to_event(step));
+      if (scaler.is_enabled()) log.loss_scale(step, scale_used, !stepped, !stepped);
+      r.skipped += !stepped;
+      r.last_loss = loss.item();
+      log.scalar(step, "train/loss", r.last_loss, epoch);
+      ++step;
+    }
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.report = hg::eval::classification_report(test_ds.labels, predict(*model, test_ds, amp, low),
+                                               test_ds.num_classes);
+    log.scalar(step, "test/accuracy", r.report.accuracy, epoch);
+    log.scalar(step, "test/macro_f1", r.report.macro_f1, epoch);
+    log.scalar(step, "time/epoch_s", seconds / (epoch + 1), epoch);
+    std::printf("  %-8s epoch %d  loss %.4f  test accuracy %.4f  macro F1 %.4f  (%.1f s)\n",
+                precision.c_str(), epoch + 1, r.last_loss, r.report.accuracy, r.report.macro_f1,
+                seconds / (epoch + 1));
+  }
+  r.seconds_per_epoch = seconds / epochs;
+  r.last_scale = scaler.get_scale();
+  log.end("finished");
+  return r;
+}
+
+}  // namespace
+
+// ---- 4. main ------------------------------------------------------------------------------
+int main(int argc, char** argv) {
+  CLI::App app{"Chapter 10: automatic mixed precision (autocast + GradScaler) vs FP32"};
+  hg::train::CommonFlags f;
+  f.limit_train = 10000;  // 2-core default; --limit-train -1 for all 60000
+  hg::train::add_common_flags(app, f);
+  int64_t stats_every = 50;
+  app.add_option("--stats-every", stats_every, "log gradient histograms every N steps")
+      ->capture_default_str();
+  std::string runs_flag = "fp32,amp_f16";
+  app.add_option("--runs", runs_flag, "comma list of fp32, amp_f16, amp_bf16")->capture_default_str();
+  bool per_class = false;
+  app.add_flag("--per-class", per_class, "print the per-class precision/recall/F1 tables");
+  CLI11_PARSE(app, argc, argv);
+  hg::train::apply_threads(f.threads);
+  const int epochs = f.epochs > 0 ? f.epochs : 1;
+  std::vector<std::string> wanted;
+  for (std::string rest = runs_flag + ","; !rest.empty(); rest = rest.substr(rest.find(',') + 1)) {
+    const std::string name = rest.substr(0, rest.find(','));
+    if (name != "fp32" && name != "amp_f16" && name != "amp_bf16") {
+      std::fprintf(stderr, "lesson_10: --runs: unknown run '%s' (expected fp32, amp_f16, amp_bf16)\n",
+                   name.c_str());
+      return 2;
+    }
+    wanted.push_back(name);
+  }
+  if (f.device != "cpu") {
+    std::fprintf(stderr, "lesson_10: this chapter runs on the CPU (--device cpu)\n");
+    return 2;
+  }
+
+  try {
+    {
+      hg::Generator gen(f.seed);
+      auto model = hg::nn::make_model(f.model, gen);
+      show_policy(*model, DType::F16);
+    }
+    const std::string dir = hg::data::fashion_mnist_dir(f.data);
+    auto train_ds = hg::data::load_fashion_mnist(dir, true, f.limit_train);
+    auto test_ds = hg::data::load_fashion_mnist(dir, false, f.limit_test);
+    hg::data::normalize(train_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
+    hg::data::normalize(test_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
+    std::printf("== 2. training %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
+                "lr %g, momentum %g ==\n", f.model.c_str(), (long long)train_ds.n,
+                (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
+    std::vector<RunResult> runs;
+    for (const auto& p : wanted) runs.push_back(train(p, f, epochs, stats_every, train_ds, test_ds));
+
+    std::printf("\n%-9s %9s %10s %10s %9s %10s %10s %14s %8s\n", "precision", "test acc",
+                "macro P", "macro R", "macro F1", "last loss", "s/epoch", "activations", "skipped");
+    for (const auto& r : runs)
+      std::printf("%-9s %9.4f %10.4f %10.4f %9.4f %10.4f %10.2f %11.2f MB %8lld\n",
+                  r.precision.c_str(), r.report.accuracy, r.report.macro_precision,
+                  r.report.macro_recall, r.report.macro_f1, r.last_loss, r.seconds_per_epoch,
+                  r.activation_bytes / 1e6, (long long)r.skipped);
+    if (runs.size() >= 2 && runs[0].activation_bytes > 0)
+      for (size_t i = 1; i < runs.size(); ++i)
+        std::printf("%s vs %s: time x%.2f, activation memory x%.2f, accuracy %+.4f\n",
+                    runs[i].precision.c_str(), runs[0].precision.c_str(),
+                    runs[i].seconds_per_epoch / runs[0].seconds_per_epoch,
+                    double(runs[i].activation_bytes) / double(runs[0].activation_bytes),
+                    runs[i].report.accuracy - runs[0].report.accuracy);
+    if (per_class)
+      for (const auto& r : runs)
+        std::printf("\n%s\n%s", r.precision.c_str(),
+                    hg::eval::format_report(r.report, test_ds.class_names).c_str());
+    std::printf("\nactivations: bytes the autograd graph of one training step keeps for backward "
+                "(batch %lld)\nGPU: not measured here (no GPU on this machine; this program runs on "
+                "the CPU only, --device cuda is refused)\nrun logs: ", (long long)f.batch_size);
+    for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
+    std::printf("(./lab view)\n");
+    for (const auto& r : runs)
+      std::printf("RESULT model=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
+                  "test_accuracy=%.4f activation_bytes=%lld\n", f.model.c_str(),
+                  r.precision.c_str(), epochs, r.seconds_per_epoch, r.report.accuracy,
+                  (long long)r.activation_bytes);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lesson_10: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

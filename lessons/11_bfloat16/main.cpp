@@ -1,0 +1,249 @@
+// Chapter 11 — BF16: autocast to bfloat16, with no loss scaler. BF16 has F32's 8 exponent
+// bits (range up to 3.4e38, down to 1e-38) and only 7 mantissa bits (2-3 decimal digits).
+//
+//   1. range vs precision: values that overflow F16 but not BF16; what BF16 rounds away;
+//      the error of a matmul in F16 and in BF16 against F32
+//   2. training: amp_f16 (with GradScaler) next to amp_bf16 (no scaler);
+//      --input-scale K multiplies the images by K: activations beyond 65504 become inf in
+//      F16 (a loss scaler cannot help: the forward pass itself overflows) but not in BF16
+//
+// What changed from chapter 10: the runs are amp_f16 and amp_bf16; the images can be
+// scaled (--input-scale); section 1 measures the two formats instead of printing the policy.
+//
+// Sections: 1. range and precision   2. evaluate   3. train (one loop for all)   4. main
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "datasets/fashion_mnist.h"
+#include "datasets/paths.h"
+#include "framework/dtype/bfloat16.h"
+#include "framework/dtype/half.h"
+#include "framework/amp/activation_memory.h"
+#include "framework/amp/autocast.h"
+#include "framework/amp/grad_scaler.h"
+#include "framework/amp/grad_stats_logger.h"
+#include "framework/amp/policy.h"
+#include "framework/autograd/grad_mode.h"
+#include "framework/data/loader.h"
+#include "framework/eval/metrics.h"
+#include "framework/io/run_log.h"
+#include "framework/nn/models/models.h"
+#include "framework/ops/ops.h"
+#include "framework/optim/sgd.h"
+#include "framework/train/cli.h"
+#include "framework/train/step.h"
+
+using hg::DType;
+using hg::Tensor;
+
+namespace {
+
+// ---- 1. range and precision ----------------------------------------------------------------
+void show_formats() {
+  std::printf("== 1. FP16 vs BF16: range and precision ==\n");
+  std::printf("  %-14s %-14s %-14s\n", "value", "as FP16", "as BF16");
+  for (float v : {70000.0f, 1.0e6f, 3.0e-8f, 1.0e-30f, 1.001f, 3.14159265f, 2049.0f}) {
+    std::printf("  %-14.9g %-14.9g %-14.9g\n", v, float(hg::half(v)), float(hg::bfloat16(v)));
+  }
+  // A (64 x 256) · (256 x 64) product of random numbers in F16 and BF16 operands (F32
+  // accumulation in both, as a tensor core does) against F32.
+  hg::Generator gen(7);
+  Tensor a = Tensor::randn({64, 256}, gen), b = Tensor::randn({256, 64}, gen);
+  const auto ref = hg::matmul(a, b).to_vector();
+  for (DType d : {DType::F16, DType::BF16}) {
+    const auto got = hg::matmul(a.to(d), b.to(d)).to(DType::F32).to_vector();
+    double num = 0, den = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      num += double(got[i] - ref[i]) * (got[i] - ref[i]);
+      den += double(ref[i]) * ref[i];
+    }
+    std::printf("  matmul (64x256)·(256x64) in %-4s: relative error %.2e vs F32\n",
+                hg::dtype_name(d), std::sqrt(num / den));
+  }
+  std::printf("\n");
+}
+
+// ---- 2. evaluate ------------------------------------------------------------------------
+std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset& ds, bool amp,
+                             DType low, double input_scale) {
+  hg::NoGradGuard no_grad;
+  model.eval();
+  std::vector<int32_t> out;
+  const int64_t per = ds.image_size(), bs = 1000;
+  for (int64_t begin = 0; begin < ds.n; begin += bs) {
+    const int64_t b = std::min(bs, ds.n - begin);
+    std::vector<float> px(ds.images.begin() + begin * per, ds.images.begin() + (begin + b) * per);
+    Tensor x = Tensor::from_vector(px, {b, ds.channels, ds.height, ds.width});  // (B,C,H,W) F32
+    hg::amp::Autocast ac(low, amp);
+    auto pred = hg::train::argmax_classes(model(hg::mul(x, input_scale)));
+    out.insert(out.end(), pred.begin(), pred.end());
+  }
+  model.train();
+  return out;
+}
+
+// ---- 3. train -----------------------------------------------------------------------------
+struct RunResult {
+  std::string precision;
+  hg::eval::Report report;
+  double last_loss = 0, seconds_per_epoch = 0;
+  int64_t activation_bytes = 0;  // of one training step's graph, batch size as given
+  int64_t skipped = 0;
+  int64_t nonfinite_losses = 0;  // steps whose forward pass produced inf/NaN
+  float last_scale = 0;
+  std::string dir;
+};
+
+RunResult train(const std::string& precision, const hg::train::CommonFlags& f, int epochs,
+                int64_t stats_every, double input_scale, const hg::data::ImageDataset& train_ds,
+                const hg::data::ImageDataset& test_ds) {
+  const bool amp = precision != "fp32";
+  const DType low = precision == "amp_bf16" ? DType::BF16 : DType::F16;
+  hg::Generator gen(f.seed);
+  hg::nn::ModulePtr model = hg::nn::make_model(f.model, gen);  // F32, and it stays F32
+  hg::optim::SGD opt(model->parameters(), {.lr = f.lr, .momentum = f.momentum});
+  // BF16 has F32's range: no scaler needed (chapter 11). F16 gets PyTorch's defaults.
+  hg::amp::GradScaler scaler(hg::amp::ScaleRule{}, /*enabled=*/precision == "amp_f16");
+
+  RunResult r;
+  r.precision = precision;
+  r.dir = "runs/" + (f.run_name.empty() ? "11_" + f.model : f.run_name) + "_" + precision;
+  hg::io::RunLog log(r.dir, {{"lesson", "11_bfloat16"}, {"model", f.model},
+                             {"precision", precision}, {"device", "cpu"}, {"seed", f.seed},
+                             {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
+                                       {"lr", f.lr}, {"momentum", f.momentum},
+                                       {"limit_train", f.limit_train}, {"input_scale", input_scale}}}});
+  hg::DataLoader loader(train_ds, {f.batch_size, true, false, f.seed});
+  hg::amp::GradStatsLogger stats(stats_every);
+  int64_t step = 0;
+  double seconds = 0;
+  for (int epoch = 0; epoch < epochs; ++epoch) {
+    auto t0 = std::chrono::steady_clock::now();
+    hg::Batch batch;
+    while (loader.next(batch)) {
+      opt.zero_grad();
+      const float scale_used = scaler.get_scale();
+      Tensor loss;
+      {
+        hg::amp::Autocast ac(low, amp);  // enabled = false for the FP32 run: same loop
+        loss = hg::cross_entropy((*model)(hg::mul(batch.images, input_scale)), batch.labels);
+      }
+      if (step == 0) r.activation_bytes = hg::amp::activation_bytes(loss);
+      scaler.scale(loss).backward();
+      const auto named = model->named_parameters();
+      if (stats.due(step)) stats.capture(step, named, scaler.is_enabled() ? scale_used : 1.0);
+      const bool stepped = scaler.step(opt);
+      scaler.update();
+      if (stats.due(step))
+        for (const auto& h : stats.finish(named, stepped)) log.grad_hist(step, h.to_event(step));
+      if (scaler.is_enabled()) log.loss_scale(step, scale_used, !stepped, !stepped);
+      r.skipped += !stepped;
+      r.last_loss = loss.item();
+      if (!std::isfinite(r.last_loss)) ++r.nonfinite_losses;
+      log.scalar(step, "train/loss", r.last_loss, epoch);
+      ++step;
+    }
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.report = hg::eval::classification_report(test_ds.labels, predict(*model, test_ds, amp, low, input_scale),
+                                               test_ds.num_classes);
+    log.scalar(step, "test/accuracy", r.report.accuracy, epoch);
+    log.scalar(step, "test/macro_f1", r.report.macro_f1, epoch);
+    log.scalar(step, "time/epoch_s", seconds / (epoch + 1), epoch);
+    std::printf("  %-8s epoch %d  loss %.4f  test accuracy %.4f  macro F1 %.4f  (%.1f s)\n",
+                precision.c_str(), epoch + 1, r.last_loss, r.report.accuracy, r.report.macro_f1,
+                seconds / (epoch + 1));
+  }
+  r.seconds_per_epoch = seconds / epochs;
+  r.last_scale = scaler.get_scale();
+  log.end("finished");
+  return r;
+}
+
+}  // namespace
+
+// ---- 4. main ------------------------------------------------------------------------------
+int main(int argc, char** argv) {
+  CLI::App app{"Chapter 11: BF16 autocast without a loss scaler, next to F16 AMP"};
+  hg::train::CommonFlags f;
+  f.limit_train = 10000;  // 2-core default; --limit-train -1 for all 60000
+  hg::train::add_common_flags(app, f);
+  int64_t stats_every = 50;
+  app.add_option("--stats-every", stats_every, "log gradient histograms every N steps")
+      ->capture_default_str();
+  std::string runs_flag = "amp_f16,amp_bf16";
+  double input_scale = 1.0;
+  app.add_option("--input-scale", input_scale, "multiply the images by this (large: F16 overflows)")
+      ->capture_default_str();
+  app.add_option("--runs", runs_flag, "comma list of fp32, amp_f16, amp_bf16")->capture_default_str();
+  bool per_class = false;
+  app.add_flag("--per-class", per_class, "print the per-class precision/recall/F1 tables");
+  CLI11_PARSE(app, argc, argv);
+  hg::train::apply_threads(f.threads);
+  const int epochs = f.epochs > 0 ? f.epochs : 1;
+  std::vector<std::string> wanted;
+  for (std::string rest = runs_flag + ","; !rest.empty(); rest = rest.substr(rest.find(',') + 1)) {
+    const std::string name = rest.substr(0, rest.find(','));
+    if (name != "fp32" && name != "amp_f16" && name != "amp_bf16") {
+      std::fprintf(stderr, "lesson_11: --runs: unknown run '%s' (expected fp32, amp_f16, amp_bf16)\n",
+                   name.c_str());
+      return 2;
+    }
+    wanted.push_back(name);
+  }
+  if (f.device != "cpu") {
+    std::fprintf(stderr, "lesson_11: this chapter runs on the CPU (--device cpu)\n");
+    return 2;
+  }
+
+  try {
+    show_formats();
+    const std::string dir = hg::data::fashion_mnist_dir(f.data);
+    auto train_ds = hg::data::load_fashion_mnist(dir, true, f.limit_train);
+    auto test_ds = hg::data::load_fashion_mnist(dir, false, f.limit_test);
+    hg::data::normalize(train_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
+    hg::data::normalize(test_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
+    std::printf("== 2. training %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
+                "lr %g, momentum %g ==\n", f.model.c_str(), (long long)train_ds.n,
+                (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
+    std::vector<RunResult> runs;
+    for (const auto& p : wanted) runs.push_back(train(p, f, epochs, stats_every, input_scale, train_ds, test_ds));
+
+    std::printf("\n%-9s %9s %9s %10s %10s %14s %8s %10s %11s\n", "precision", "test acc",
+                "macro F1", "last loss", "s/epoch", "activations", "skipped", "inf loss", "last scale");
+    for (const auto& r : runs)
+      std::printf("%-9s %9.4f %9.4f %10.4f %10.2f %11.2f MB %8lld %10lld %11g\n",
+                  r.precision.c_str(), r.report.accuracy, r.report.macro_f1, r.last_loss,
+                  r.seconds_per_epoch, r.activation_bytes / 1e6, (long long)r.skipped,
+                  (long long)r.nonfinite_losses, r.precision == "amp_f16" ? double(r.last_scale) : 0.0);
+    if (runs.size() >= 2 && runs[0].activation_bytes > 0)
+      for (size_t i = 1; i < runs.size(); ++i)
+        std::printf("%s vs %s: time x%.2f, activation memory x%.2f, accuracy %+.4f\n",
+                    runs[i].precision.c_str(), runs[0].precision.c_str(),
+                    runs[i].seconds_per_epoch / runs[0].seconds_per_epoch,
+                    double(runs[i].activation_bytes) / double(runs[0].activation_bytes),
+                    runs[i].report.accuracy - runs[0].report.accuracy);
+    if (per_class)
+      for (const auto& r : runs)
+        std::printf("\n%s\n%s", r.precision.c_str(),
+                    hg::eval::format_report(r.report, test_ds.class_names).c_str());
+    std::printf("\nactivations: bytes the autograd graph of one training step keeps for backward "
+                "(batch %lld)\nGPU: not measured here (no GPU on this machine; this program runs on "
+                "the CPU only, --device cuda is refused)\nrun logs: ", (long long)f.batch_size);
+    for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
+    std::printf("(./lab view)\n");
+    for (const auto& r : runs)
+      std::printf("RESULT model=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
+                  "test_accuracy=%.4f activation_bytes=%lld\n", f.model.c_str(),
+                  r.precision.c_str(), epochs, r.seconds_per_epoch, r.report.accuracy,
+                  (long long)r.activation_bytes);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lesson_11: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,32 @@
+# Chapters 06–11 (included by tests/CMakeLists.txt; targets come from lessons/CMakeLists.txt).
+#
+# Each exercise as shipped (TODOs) must be graded failing: a grader that passes the TODO
+# version grades nothing. The solutions pass (check_NN_solution, registered by lessons/).
+foreach(nn 08 09 10)
+  if(TARGET check_${nn})
+    add_test(NAME check_${nn}_unsolved_fails COMMAND check_${nn})
+    set_tests_properties(check_${nn}_unsolved_fails PROPERTIES WILL_FAIL TRUE LABELS "lesson")
+  endif()
+endforeach()
+
+# Bad flags exit 2 with a message (CLI11 or the chapter's own check).
+foreach(nn 07 08 09 10 11)
+  if(TARGET lesson_${nn})
+    add_test(NAME lesson_${nn}_bad_runs_exits_2
+             COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/../lessons/expect_error.sh 2 "--runs: unknown run"
+                     $<TARGET_FILE:lesson_${nn}> --runs nonsense)
+    set_tests_properties(lesson_${nn}_bad_runs_exits_2 PROPERTIES LABELS "lesson")
+  endif()
+endforeach()
+
+# Chapter 10's whole pipeline on a slice of FashionMNIST: FP32 and AMP runs, the report and
+# the RESULT lines the benchmark parses.
+if(TARGET lesson_10)
+  add_test(NAME lesson_10_small_run
+           COMMAND lesson_10 --epochs 1 --limit-train 512 --limit-test 200 --runs fp32,amp_f16
+                   --run-name test_lesson_10 --threads 1)
+  set_tests_properties(lesson_10_small_run PROPERTIES
+    WORKING_DIRECTORY ${CMAKE_BINARY_DIR}
+    PASS_REGULAR_EXPRESSION "RESULT model=mlp precision=amp_f16 epochs=1 seconds_per_epoch=[0-9.]+ test_accuracy=0\\.[0-9]+"
+    LABELS "lesson")
+endif()
