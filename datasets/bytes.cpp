@@ -28,16 +28,18 @@ bool is_gzip(const uint8_t* data, size_t size) {
   return size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
 }
 
-Bytes gunzip(const uint8_t* data, size_t size, const std::string& name, size_t max_output) {
+// Inflates the one gzip member starting at data[start], appending to `out`; returns the
+// offset just past its end.
+static size_t inflate_member(const uint8_t* data, size_t size, size_t start, const std::string& name,
+                             size_t max_output, Bytes& out) {
   z_stream zs{};
   // 16 + MAX_WBITS: expect a gzip header and trailer (zlib checks the trailer's CRC32 and size).
   if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
     throw std::runtime_error(fmt::format("{}: zlib could not start inflating", name));
-  zs.next_in = const_cast<Bytef*>(data);
+  zs.next_in = const_cast<Bytef*>(data + start);
   // zlib's counters are 32-bit (uInt); feed the input in pieces so a huge file still works.
-  size_t in_left = size;
-  Bytes out;
-  uint8_t chunk[1 << 16];
+  size_t in_left = size - start;
+  std::vector<uint8_t> chunk(1 << 16);
   int rc = Z_OK;
   while (rc != Z_STREAM_END) {
     if (zs.avail_in == 0) {
@@ -45,8 +47,8 @@ Bytes gunzip(const uint8_t* data, size_t size, const std::string& name, size_t m
       zs.avail_in = uInt(std::min<size_t>(in_left, 1u << 30));
       in_left -= zs.avail_in;
     }
-    zs.next_out = chunk;
-    zs.avail_out = sizeof chunk;
+    zs.next_out = chunk.data();
+    zs.avail_out = uInt(chunk.size());
     rc = inflate(&zs, Z_NO_FLUSH);
     const size_t offset = size - in_left - zs.avail_in;  // compressed bytes consumed so far
     if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_MEM_ERROR || rc == Z_STREAM_ERROR) {
@@ -55,20 +57,36 @@ Bytes gunzip(const uint8_t* data, size_t size, const std::string& name, size_t m
       throw std::runtime_error(
           fmt::format("{}: bad gzip data at compressed byte offset {}: {}", name, offset, why));
     }
-    out.insert(out.end(), chunk, chunk + (sizeof chunk - zs.avail_out));
+    out.insert(out.end(), chunk.data(), chunk.data() + (chunk.size() - zs.avail_out));
     if (out.size() > max_output) {
       inflateEnd(&zs);
       throw std::runtime_error(fmt::format(
           "{}: gzip data inflates to more than {} bytes (at compressed byte offset {})", name,
           max_output, offset));
     }
-    // Z_BUF_ERROR with input left means "no progress possible": only when input is exhausted.
+    // Z_BUF_ERROR means "no progress possible": with fresh output space, only when the
+    // input is exhausted.
     if (rc == Z_BUF_ERROR && zs.avail_in == 0 && in_left == 0) break;
   }
+  const size_t end = size - in_left - zs.avail_in;
   inflateEnd(&zs);
   if (rc != Z_STREAM_END)
     throw std::runtime_error(fmt::format(
         "{}: gzip data ends early at compressed byte offset {} (file truncated?)", name, size));
+  return end;
+}
+
+Bytes gunzip(const uint8_t* data, size_t size, const std::string& name, size_t max_output) {
+  Bytes out;
+  size_t pos = inflate_member(data, size, 0, name, max_output, out);
+  // `cat a.gz b.gz` is a valid gzip file (RFC 1952: members follow each other) and means the
+  // two contents one after the other; anything else after the end is damage.
+  while (pos < size) {
+    if (!is_gzip(data + pos, size - pos))
+      throw std::runtime_error(fmt::format("{}: {} unexpected bytes after the end of the gzip data "
+                                           "at compressed byte offset {}", name, size - pos, pos));
+    pos = inflate_member(data, size, pos, name, max_output, out);
+  }
   return out;
 }
 

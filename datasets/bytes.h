@@ -21,6 +21,8 @@ bool is_gzip(const uint8_t* data, size_t size);
 // Inflates a gzip stream. `name` is used in messages: a bad or truncated stream throws
 // "<name>: bad gzip data at compressed byte offset N: <zlib's reason>" or
 // "<name>: gzip data ends early at compressed byte offset N (file truncated?)".
+// Several gzip members one after another (`cat a.gz b.gz`) inflate to their concatenation;
+// other bytes after the end of the data are an error.
 // Refuses to produce more than `max_output` bytes (a corrupt header cannot exhaust memory).
 Bytes gunzip(const uint8_t* data, size_t size, const std::string& name,
              size_t max_output = size_t(1) << 32);

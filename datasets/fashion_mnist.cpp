@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
 #include "datasets/idx.h"
+#include "datasets/paths.h"
 
 namespace hg::data {
 
@@ -42,11 +44,16 @@ static std::string missing_message(const std::string& dir, const std::string& st
   const std::string where = is_directory(dir)
                                 ? fmt::format("no {0}.gz or {0} in {1}", stem, dir)
                                 : fmt::format("folder {} does not exist", dir);
+  // Say where the folder name came from: a stale HG_DATA is a classic surprise.
+  const char* env = std::getenv("HG_DATA");
+  const std::string origin = dir == kDebianFashionMnistDir ? "the default folder of Debian's package"
+                             : (env && dir == env)          ? "set by HG_DATA"
+                                                            : "given with --data";
   return fmt::format(
-      "FashionMNIST not found: {}.\n"
+      "FashionMNIST not found: {} ({}).\n"
       "  Install it with `sudo apt-get install dataset-fashion-mnist` (or `./lab setup`),\n"
       "  or point to a folder holding the four IDX files with --data DIR or HG_DATA=DIR.",
-      where);
+      where, origin);
 }
 
 ImageDataset load_fashion_mnist(const std::string& dir, bool train, int64_t limit) {

@@ -15,6 +15,41 @@ void normalize(ImageDataset& ds, float mean, float std) {
   for (float& x : ds.images) x = (x - mean) * inv;
 }
 
+void normalize(ImageDataset& ds, const std::vector<float>& mean, const std::vector<float>& std) {
+  if (int64_t(mean.size()) != ds.channels || int64_t(std.size()) != ds.channels)
+    throw std::invalid_argument(fmt::format("normalize: {} means and {} stds for {} channels",
+                                            mean.size(), std.size(), ds.channels));
+  const int64_t hw = ds.height * ds.width;
+  for (int64_t c = 0; c < ds.channels; ++c)
+    if (!(std[size_t(c)] > 0.0f))
+      throw std::invalid_argument(fmt::format("normalize: std of channel {} must be > 0, got {}", c, std[size_t(c)]));
+  for (int64_t i = 0; i < ds.n; ++i)
+    for (int64_t c = 0; c < ds.channels; ++c) {
+      float* x = ds.images.data() + (i * ds.channels + c) * hw;  // (H, W) plane of image i
+      const float m = mean[size_t(c)], inv = 1.0f / std[size_t(c)];
+      for (int64_t p = 0; p < hw; ++p) x[p] = (x[p] - m) * inv;
+    }
+}
+
+std::vector<MeanStd> channel_mean_std(const ImageDataset& ds) {
+  const int64_t hw = ds.height * ds.width;
+  std::vector<MeanStd> out;
+  for (int64_t c = 0; c < ds.channels; ++c) {
+    double sum = 0.0, sum_sq = 0.0;
+    for (int64_t i = 0; i < ds.n; ++i) {
+      const float* x = ds.images.data() + (i * ds.channels + c) * hw;
+      for (int64_t p = 0; p < hw; ++p) {
+        sum += x[p];
+        sum_sq += double(x[p]) * x[p];
+      }
+    }
+    const double count = double(ds.n * hw);
+    const double mean = count > 0 ? sum / count : 0.0;
+    out.push_back({mean, count > 0 ? std::sqrt(std::max(0.0, sum_sq / count - mean * mean)) : 0.0});
+  }
+  return out;
+}
+
 MeanStd pixel_mean_std(const ImageDataset& ds) {
   if (ds.images.empty()) return {0.0, 0.0};
   double sum = 0.0, sum_sq = 0.0;

@@ -26,10 +26,14 @@ struct ImageDataset {
 // x ← (x − mean) / std for every pixel. FashionMNIST's training-set statistics are
 // mean 0.2860, std 0.3530 (pixels in [0, 1]); chapter 02 uses those for train and test.
 void normalize(ImageDataset& ds, float mean, float std);
+// Per channel, for colour images: channel c ← (x − mean[c]) / std[c]; one value per channel.
+void normalize(ImageDataset& ds, const std::vector<float>& mean, const std::vector<float>& std);
 
 struct MeanStd { double mean, std; };
 // Mean and (population) standard deviation over every pixel of every image, in double.
 MeanStd pixel_mean_std(const ImageDataset& ds);
+// The same for each channel separately (C entries).
+std::vector<MeanStd> channel_mean_std(const ImageDataset& ds);
 
 // Checks sizes and label ranges agree; throws naming `what` when they do not.
 void check_consistent(const ImageDataset& ds, const std::string& what);

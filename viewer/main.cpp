@@ -66,7 +66,7 @@ void setup_imgui(float ui_scale) {
 }
 
 // One frame of the whole UI. `size` > 0: draw at that size regardless of the window.
-void frame(App& app, ImVec2 size, bool no_mouse) {
+void frame(App& app, ImVec2 size, bool no_mouse, ImVec2 mouse = ImVec2(-FLT_MAX, -FLT_MAX)) {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   ImGuiIO& io = ImGui::GetIO();
@@ -74,7 +74,7 @@ void frame(App& app, ImVec2 size, bool no_mouse) {
     io.DisplaySize = size;
     io.DisplayFramebufferScale = ImVec2(1, 1);
   }
-  if (no_mouse) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no hover effects in pictures
+  if (no_mouse) io.MousePos = mouse;  // pictures: no hover effects, or the --mouse position
   ImGui::NewFrame();
   draw_app(app);
   ImGui::Render();
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
                "halfgrad runs (docs/viewer.md)"};
   std::vector<std::string> paths;
   std::string screenshot, panel_name = "bits", value, format_id, size_text = "1280x800";
-  std::string layout_json, make_demo, param;
+  std::string layout_json, make_demo, param, mouse_text;
   std::vector<std::string> run_keys, demo_modes_list;
   float ui_scale = 1.0f;
   int64_t step = -1;
@@ -105,15 +105,17 @@ int main(int argc, char** argv) {
   cli.add_option("--screenshot", screenshot, "render one panel into this PNG and exit");
   cli.add_option("--panel", panel_name, "panel to show: bits, gradients, scale, runs")
       ->check(CLI::IsMember({"bits", "gradients", "scale", "runs"}));
-  cli.add_option("--run", run_keys, "a run folder (or name) to select; repeat to overlay several");
+  cli.add_option("--run", run_keys, "a run folder (or name) to select; repeat to overlay several")
+      ->allow_extra_args(false);  // one folder per --run, so positional paths may follow
   cli.add_option("--param", param, "gradients panel: the parameter to show");
   cli.add_option("--step", step, "gradients panel: the step to show (nearest logged one)");
-  cli.add_option("--value", value, "bits panel: the number (decimal, 2^N, or hex bits 0x...)");
+  cli.add_option("--value", value, "bits panel: the number (decimal, 2^N, or hex bits 0x... of --format, default fp16)");
   cli.add_option("--format", format_id, "bits panel: show only this format (fp32 tf32 fp16 bf16 e4m3 e5m2)");
   cli.add_option("--size", size_text, "screenshot size WxH")->capture_default_str();
   cli.add_option("--ui-scale", ui_scale, "scale fonts and sizes, e.g. 1.5 for a projector")
       ->check(CLI::Range(0.5f, 4.0f))->capture_default_str();
   cli.add_option("--layout-json", layout_json, "with --screenshot: write the bit boxes' pixel rectangles here");
+  cli.add_option("--mouse", mouse_text, "with --screenshot: pretend the mouse is at X,Y (shows tooltips)");
   cli.add_option("--measure-frames", measure_frames, "load, render N frames offscreen, print load and frame times, exit");
   cli.add_option("--make-demo-runs", make_demo, "write SYNTHETIC demo runs into this folder and exit");
   cli.add_option("--demo-steps", demo.steps, "demo runs: optimizer steps")->capture_default_str();
@@ -135,6 +137,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   width = std::stoi(m[1]), height = std::stoi(m[2]);
+  ImVec2 mouse(-FLT_MAX, -FLT_MAX);
+  if (!mouse_text.empty()) {
+    if (!std::regex_match(mouse_text, m, std::regex(R"((\d{1,5}),(\d{1,5}))"))) {
+      std::fprintf(stderr, "halfgrad-viewer: --mouse must be X,Y like 400,300, got '%s'\n", mouse_text.c_str());
+      return 2;
+    }
+    mouse = ImVec2(std::stof(m[1]), std::stof(m[2]));
+  }
   const hg::FloatFormat* only = nullptr;
   if (!format_id.empty() && !(only = hg::find_format(format_id))) {
     std::fprintf(stderr, "halfgrad-viewer: --format '%s' is not one of fp32 tf32 fp16 bf16 e4m3 e5m2\n",
@@ -185,7 +195,7 @@ int main(int argc, char** argv) {
             : panel_name == "scale" ? Panel::Scale : Panel::Runs;
   app.bits.only = only;
   if (only) app.bits.focus = only;
-  if (!value.empty() && !bits_set_text(app.bits, value, only ? *only : hg::kFP32)) {
+  if (!value.empty() && !bits_set_text(app.bits, value, *app.bits.focus)) {
     std::fprintf(stderr, "halfgrad-viewer: --value: %s\n", app.bits.error.c_str());
     return 2;
   }
@@ -230,27 +240,30 @@ int main(int argc, char** argv) {
       Offscreen fb(width, height);
       std::vector<BitBox> boxes;
       const int warmup = 4;  // tables and windows size themselves over the first frames
-      std::vector<double> ms;
+      std::vector<double> ms, ui;  // whole frame; building the UI (ImGui, our code) alone
       for (int i = 0; i < warmup + std::max(0, measure_frames); ++i) {
         boxes.clear();
         app.bit_boxes = &boxes;
         auto f0 = Clock::now();
-        frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true);
+        frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true, mouse);
+        double ui_ms = seconds_since(f0) * 1e3;
         fb.bind();
         clear_and_render(width, height);
-        glFinish();
+        glFinish();  // wait for the GPU (or Mesa's software rasterizer) to finish the frame
         fb.unbind();
-        if (i >= warmup) ms.push_back(seconds_since(f0) * 1e3);
+        if (i >= warmup) ms.push_back(seconds_since(f0) * 1e3), ui.push_back(ui_ms);
       }
       if (measure_frames > 0) {
         std::sort(ms.begin(), ms.end());
+        std::sort(ui.begin(), ui.end());
         double sum = 0;
         for (double x : ms) sum += x;
         std::printf("runs: %zu, %.1f MB, %lld lines; load %.2f s; panel %s at %dx%d: frame "
-                    "mean %.1f ms, median %.1f ms, max %.1f ms over %d frames\n",
+                    "mean %.1f ms, median %.1f ms, max %.1f ms over %d frames (median %.1f ms "
+                    "building the UI, the rest drawing)\n",
                     app.runs.size(), bytes / 1e6, static_cast<long long>(lines), load_s,
                     panel_id(app.panel), width, height, sum / ms.size(), ms[ms.size() / 2],
-                    ms.back(), measure_frames);
+                    ms.back(), measure_frames, ui[ui.size() / 2]);
       }
       if (!screenshot.empty()) {
         std::string err = write_png(screenshot, width, height, fb.read());
@@ -283,7 +296,7 @@ int main(int argc, char** argv) {
         app.last_scan = now;
       }
       if (loading || (app.follow && now - app.last_poll > 0.25)) {
-        app.poll(8 << 20);  // at most 8 MB a frame: a huge run loads without freezing the UI
+        app.poll(0.03);  // at most 30 ms a frame: a huge run loads without freezing the UI
         app.last_poll = now;
       }
       if (loading) glfwPollEvents();

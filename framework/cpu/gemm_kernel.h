@@ -17,7 +17,7 @@
 // Three kernels, chosen at run time (gemm.cpp): the same arithmetic, different widths.
 //   portable     plain C++ loops (the compiler vectorises what it can for the base ISA)
 //   avx2+fma     6×16: 12 ymm accumulators, see gemm_kernel_avx2.cpp for the register picture
-//   avx512       12×32: 24 zmm accumulators (gemm_kernel_avx512.cpp)
+//   avx512       8×32: 16 zmm accumulators (gemm_kernel_avx512.cpp)
 #include <cstdint>
 
 namespace hg::cpu {
@@ -25,12 +25,21 @@ namespace hg::cpu {
 using MicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                                float alpha, float beta);
 
+// A helper for packing (gemm_pack.h), optional: transposes an 8-row band of a matrix,
+//   out[k·width + r] = src[r·ld + k]    for r < 8, k < kc8 (a multiple of 8),
+// 8×8 blocks at a time in SIMD registers instead of one float at a time.
+using Transpose8Fn = void (*)(const float* src, int64_t ld, int64_t kc8, float* out, int width);
+
 struct MicroKernel {
   const char* name;
   int mr, nr;          // register tile
   int64_t mc, kc, nc;  // cache blocks for this tile (gemm.cpp explains the choice)
   MicroKernelFn fn;
+  Transpose8Fn transpose8;  // nullptr: packing transposes one float at a time
 };
+
+// The AVX2 8×8 transpose (gemm_kernel_avx2.cpp); the AVX-512 kernel uses it too.
+void transpose8_avx2(const float* src, int64_t ld, int64_t kc8, float* out, int width);
 
 const MicroKernel& portable_micro_kernel();
 const MicroKernel& avx2_micro_kernel();    // call only when the CPU has AVX2 and FMA

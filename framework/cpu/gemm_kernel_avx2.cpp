@@ -73,8 +73,45 @@ __attribute__((target("avx2,fma"))) void kernel_avx2(int64_t kc, const float* a,
 
 }  // namespace
 
+// Packing helper: 8 rows × 8 columns loaded into 8 registers, transposed in three rounds of
+// shuffles (pairs of floats, then quads, then 128-bit halves), stored as 8 columns.
+__attribute__((target("avx2"))) void transpose8_avx2(const float* src, int64_t ld, int64_t kc8,
+                                                     float* out, int width) {
+  for (int64_t k = 0; k < kc8; k += 8) {
+    const __m256 r0 = _mm256_loadu_ps(src + 0 * ld + k), r1 = _mm256_loadu_ps(src + 1 * ld + k);
+    const __m256 r2 = _mm256_loadu_ps(src + 2 * ld + k), r3 = _mm256_loadu_ps(src + 3 * ld + k);
+    const __m256 r4 = _mm256_loadu_ps(src + 4 * ld + k), r5 = _mm256_loadu_ps(src + 5 * ld + k);
+    const __m256 r6 = _mm256_loadu_ps(src + 6 * ld + k), r7 = _mm256_loadu_ps(src + 7 * ld + k);
+    // t0 = r0[0] r1[0] r0[1] r1[1] | r0[4] r1[4] r0[5] r1[5]   (and so on)
+    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+    // s0 = r0[0] r1[0] r2[0] r3[0] | r0[4] r1[4] r2[4] r3[4]   (column 0 | column 4, rows 0-3)
+    const __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m256 s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m256 s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m256 s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m256 s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m256 s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m256 s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m256 s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+    // column j = low halves (j < 4) or high halves (j ≥ 4) of rows 0-3 and rows 4-7
+    float* o = out + k * width;
+    _mm256_storeu_ps(o + 0 * width, _mm256_permute2f128_ps(s0, s4, 0x20));
+    _mm256_storeu_ps(o + 1 * width, _mm256_permute2f128_ps(s1, s5, 0x20));
+    _mm256_storeu_ps(o + 2 * width, _mm256_permute2f128_ps(s2, s6, 0x20));
+    _mm256_storeu_ps(o + 3 * width, _mm256_permute2f128_ps(s3, s7, 0x20));
+    _mm256_storeu_ps(o + 4 * width, _mm256_permute2f128_ps(s0, s4, 0x31));
+    _mm256_storeu_ps(o + 5 * width, _mm256_permute2f128_ps(s1, s5, 0x31));
+    _mm256_storeu_ps(o + 6 * width, _mm256_permute2f128_ps(s2, s6, 0x31));
+    _mm256_storeu_ps(o + 7 * width, _mm256_permute2f128_ps(s3, s7, 0x31));
+  }
+}
+
 const MicroKernel& avx2_micro_kernel() {
-  static const MicroKernel k{"avx2+fma", MR, NR, /*mc=*/144, /*kc=*/256, /*nc=*/4096, kernel_avx2};
+  static const MicroKernel k{"avx2+fma", MR, NR, /*mc=*/144, /*kc=*/256, /*nc=*/4096, kernel_avx2,
+                             transpose8_avx2};
   return k;
 }
 
@@ -83,5 +120,6 @@ const MicroKernel& avx2_micro_kernel() {
 #else  // not x86: the kernel does not exist; gemm.cpp never selects it.
 namespace hg::cpu {
 const MicroKernel& avx2_micro_kernel() { return portable_micro_kernel(); }
+void transpose8_avx2(const float*, int64_t, int64_t, float*, int) {}
 }  // namespace hg::cpu
 #endif

@@ -31,7 +31,8 @@ void kernel_portable(int64_t kc, const float* a, const float* b, float* c, int64
 }  // namespace
 
 const MicroKernel& portable_micro_kernel() {
-  static const MicroKernel k{"portable", MR, NR, /*mc=*/144, /*kc=*/256, /*nc=*/4096, kernel_portable};
+  static const MicroKernel k{"portable", MR, NR, /*mc=*/144, /*kc=*/256, /*nc=*/4096, kernel_portable,
+                             /*transpose8=*/nullptr};
   return k;
 }
 

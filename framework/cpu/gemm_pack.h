@@ -13,6 +13,9 @@
 // them is exact.
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+
+#include "framework/cpu/gemm_kernel.h"
 
 #include "framework/dtype/bfloat16.h"
 #include "framework/dtype/half.h"
@@ -40,41 +43,58 @@ struct LoadBF16 {
   static float one(uint16_t b) { return bf16_bits_to_float(b); }
 };
 
+// The transposing case of both packs: a band of `rows` stored rows (row stride ld) becomes
+// (kc, width) k-major:  out[k·width + r] = Load(src[r·ld + k]), zero for rows ≤ r < width.
+// With FP32 data, full bands and a SIMD helper (gemm_kernel.h), 8×8 blocks go through
+// registers; the rest goes one float at a time.
+template <class Load, class T>
+void pack_transposed(const T* src, int64_t ld, int rows, int64_t kc, int width,
+                     Transpose8Fn transpose8, float* out) {
+  int64_t k0 = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    if (transpose8 && rows == width && width % 8 == 0) {
+      k0 = kc / 8 * 8;
+      for (int r = 0; r < rows; r += 8) transpose8(src + r * ld, ld, k0, out + r, width);
+    }
+  }
+  for (int64_t k = k0; k < kc; ++k) {
+    for (int r = 0; r < rows; ++r) out[k * width + r] = Load::one(src[r * ld + k]);
+    for (int r = rows; r < width; ++r) out[k * width + r] = 0.f;
+  }
+}
+
+// The copying case: kc rows of `cols` contiguous values (row stride ld) -> (kc, width).
+template <class Load, class T>
+void pack_copied(const T* src, int64_t ld, int cols, int64_t kc, int width, float* out) {
+  for (int64_t k = 0; k < kc; ++k, out += width, src += ld) {
+    for (int c = 0; c < cols; ++c) out[c] = Load::one(src[c]);
+    for (int c = cols; c < width; ++c) out[c] = 0.f;
+  }
+}
+
 // Pack the (mc, kc) block of op(A) starting at (i0, p0) into ceil(mc/MR) slivers,
 // each (kc, MR) k-major:  out[s·kc·MR + k·MR + r] = op(A)(i0 + s·MR + r, p0 + k), 0 past mc.
-// The writes are sequential; the reads walk MR rows (or one row, with trans) side by side.
+// A stored (M, K) must be transposed into this order; A stored (K, M) (trans_a) is copied.
 template <class Load, class T>
-void pack_a(const MatrixView<T>& A, int64_t i0, int64_t p0, int64_t mc, int64_t kc, int mr, float* out) {
-  const T* row[32];  // where each of the sliver's rows starts; stored stride between k steps
-  for (int64_t s = 0; s < mc; s += mr) {
+void pack_a(const MatrixView<T>& A, int64_t i0, int64_t p0, int64_t mc, int64_t kc, int mr,
+            Transpose8Fn transpose8, float* out) {
+  for (int64_t s = 0; s < mc; s += mr, out += kc * mr) {
     const int rows = int(mc - s < mr ? mc - s : mr);
-    for (int r = 0; r < rows; ++r) row[r] = A.at(i0 + s + r, p0);
-    const int64_t step = A.trans ? A.ld : 1;  // from op(A)(i, p) to op(A)(i, p + 1)
-    for (int64_t k = 0; k < kc; ++k, out += mr) {
-      for (int r = 0; r < rows; ++r) out[r] = Load::one(row[r][k * step]);
-      for (int r = rows; r < mr; ++r) out[r] = 0.f;
-    }
+    if (A.trans) pack_copied<Load>(A.at(i0 + s, p0), A.ld, rows, kc, mr, out);
+    else pack_transposed<Load>(A.at(i0 + s, p0), A.ld, rows, kc, mr, transpose8, out);
   }
 }
 
 // Pack the (kc, nc) block of op(B) starting at (p0, j0) into ceil(nc/NR) slivers,
 // each (kc, NR) k-major:  out[s·kc·NR + k·NR + c] = op(B)(p0 + k, j0 + s·NR + c), 0 past nc.
+// B stored (K, N) is copied row by row; B stored (N, K) (trans_b) is transposed.
 template <class Load, class T>
-void pack_b(const MatrixView<T>& B, int64_t p0, int64_t j0, int64_t kc, int64_t nc, int nr, float* out) {
-  const T* col[32];
-  for (int64_t s = 0; s < nc; s += nr) {
+void pack_b(const MatrixView<T>& B, int64_t p0, int64_t j0, int64_t kc, int64_t nc, int nr,
+            Transpose8Fn transpose8, float* out) {
+  for (int64_t s = 0; s < nc; s += nr, out += kc * nr) {
     const int cols = int(nc - s < nr ? nc - s : nr);
-    for (int c = 0; c < cols; ++c) col[c] = B.at(p0, j0 + s + c);
-    const int64_t step = B.trans ? 1 : B.ld;  // from op(B)(p, j) to op(B)(p + 1, j)
-    for (int64_t k = 0; k < kc; ++k, out += nr) {
-      if (!B.trans) {  // a row of B: the cols values are contiguous
-        const T* src = col[0] + k * step;
-        for (int c = 0; c < cols; ++c) out[c] = Load::one(src[c]);
-      } else {
-        for (int c = 0; c < cols; ++c) out[c] = Load::one(col[c][k]);
-      }
-      for (int c = cols; c < nr; ++c) out[c] = 0.f;
-    }
+    if (B.trans) pack_transposed<Load>(B.at(p0, j0 + s), B.ld, cols, kc, nr, transpose8, out);
+    else pack_copied<Load>(B.at(p0, j0 + s), B.ld, cols, kc, nr, out);
   }
 }
 

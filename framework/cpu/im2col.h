@@ -54,4 +54,13 @@ void im2col(const double* x, const ConvGeometry& g, double* cols, int64_t ld_col
 void col2im(const float* cols, const ConvGeometry& g, int64_t ld_cols, float* x);
 void col2im(const double* cols, const ConvGeometry& g, int64_t ld_cols, double* x);
 
+// The whole batch at once, in the batched layout: x (N, C, H, W) -> cols (CKK, N·P), image
+// n's columns at n·P. Same values as N calls of im2col(x_n, g, cols + n·P, N·P), but each
+// thread writes whole rows of cols sequentially: several times faster (im2col.cpp says why).
+void im2col_batch(const float* x, int64_t N, const ConvGeometry& g, float* cols);
+void im2col_batch(const double* x, int64_t N, const ConvGeometry& g, double* cols);
+// And back: dx (N, C, H, W), overwritten, = col2im of every image's block of cols (CKK, N·P).
+void col2im_batch(const float* cols, int64_t N, const ConvGeometry& g, float* x);
+void col2im_batch(const double* cols, int64_t N, const ConvGeometry& g, double* x);
+
 }  // namespace hg::cpu

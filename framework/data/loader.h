@@ -25,6 +25,8 @@
 
 namespace hg {
 
+// Each batch gets fresh tensors (no buffer is reused): the autograd graph of the previous
+// step may still hold the last batch's images.
 struct Batch {
   Tensor images;                // (B, C, H, W) F32, on the CPU
   std::vector<int32_t> labels;  // (B) class ids: what cross_entropy takes
@@ -50,6 +52,8 @@ struct LoaderState {
 class DataLoader {
  public:
   DataLoader(const data::ImageDataset& dataset, DataLoaderOptions options);
+  // A temporary dataset would be destroyed while the loader still points at it: refused.
+  DataLoader(data::ImageDataset&&, DataLoaderOptions) = delete;
 
   // The next batch of the current epoch into `out`; false at the end of the epoch, and the
   // loader moves on to the next epoch (so a following call starts it).

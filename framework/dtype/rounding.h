@@ -57,12 +57,12 @@ constexpr uint64_t shift_right_round_even(uint64_t x, int s) {
   uint64_t q = x >> s;
   uint64_t rest = x & ((uint64_t{1} << s) - 1);  // the bits shifted out
   uint64_t half = uint64_t{1} << (s - 1);        // exactly half a quantum
-  if (rest > half || (rest == half && (q & 1))) ++q;  // above half: up; a tie: to the even q
-  return q;
+  // Above half: round up. Exactly half (a tie): round up only if q is odd, making it even.
+  return q + uint64_t((rest > half) | ((rest == half) & (q & 1)));
 }
 
 // ---- the conversion --------------------------------------------------------------------------
-inline uint64_t convert_bits(uint64_t bits, const FloatFormat& from, const FloatFormat& to,
+[[gnu::always_inline]] inline uint64_t convert_bits(uint64_t bits, const FloatFormat& from, const FloatFormat& to,
                              Fp8Overflow overflow = Fp8Overflow::NonSaturating) {
   const uint64_t sign = (bits & from.sign_bit()) ? to.sign_bit() : 0;
   const uint64_t exp_field = exponent_field_of(bits, from);

@@ -62,8 +62,12 @@ std::string Progress::line() const {
 void Progress::draw(bool final_line) {
   const std::string text = line();
   if (terminal_) {
-    // \r back to the start of the line; pad so a shorter line erases the longer one before.
-    std::fprintf(opt_.out, "\r%-100s%s", text.c_str(), final_line ? "\n" : "");
+    // \r back to the start of the line; pad with spaces so a shorter line erases what is
+    // left of the longer one before (never wider than that, so an 80-column terminal does
+    // not wrap the bar onto a new line).
+    const int pad = std::max(0, int(last_width_) - int(text.size()));
+    std::fprintf(opt_.out, "\r%s%*s%s", text.c_str(), pad, "", final_line ? "\n" : "");
+    last_width_ = text.size();
   } else {
     std::fprintf(opt_.out, "%s\n", text.c_str());
   }

@@ -53,6 +53,7 @@ class Progress {
   bool terminal_;
   double start_, last_draw_;
   bool finished_ = false;
+  size_t last_width_ = 0;  // characters of the last redrawn bar
 };
 
 // "0:07", "12:34", "1:02:03".

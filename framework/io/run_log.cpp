@@ -83,6 +83,7 @@ void RunLog::write_run_json() { write_file_atomic(dir_ + "/run.json", run_.dump(
 
 void RunLog::event(std::string_view type, int64_t step, json fields) {
   if (!events_) throw std::logic_error("RunLog: event after the log was closed");
+  if (!fields.is_object()) throw std::invalid_argument("RunLog::event: fields must be a JSON object");
   json e = json::object();
   e["type"] = type;
   e["step"] = step;

@@ -6,93 +6,27 @@
 #include <vector>
 
 #include "framework/autograd/node.h"
-#include "framework/cpu/gemm.h"
-#include "framework/cpu/im2col.h"
+#include "framework/cpu/conv2d.h"
 #include "framework/ops/check.h"
 
 namespace hg {
 
 namespace {
 
-// One name for the F32 and F64 GEMMs so the conv loops below are written once.
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
-          const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  cpu::sgemm(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc);
-}
-void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* A, int64_t lda,
-          const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
-  cpu::dgemm(ta, tb, M, N, K, 1.0, A, lda, B, ldb, beta, C, ldc);
-}
-
-// A scratch buffer of n uninitialised values (std::vector would zero them first: a wasted
-// pass over memory the GEMM or im2col overwrites anyway).
-template <class T> std::unique_ptr<T[]> scratch(int64_t n) {
-  return std::unique_ptr<T[]>(new T[static_cast<size_t>(n)]);
-}
-
 struct ConvShape {
   int64_t N, F;
   cpu::ConvGeometry g;
-  int64_t P() const { return g.positions(); }
-  int64_t CKK() const { return g.patch(); }
 };
 
-// cols (CKK, N·P): image n's columns start at column n·P.
-template <class T> std::unique_ptr<T[]> batch_im2col(const T* x, const ConvShape& s) {
-  const int64_t P = s.P(), NP = s.N * P, img = s.g.C * s.g.H * s.g.W;
-  auto cols = scratch<T>(s.CKK() * NP);
-#pragma omp parallel for if (s.N > 1)
-  for (int64_t n = 0; n < s.N; ++n) cpu::im2col(x + n * img, s.g, cols.get() + n * P, NP);
-  return cols;
-}
-
-// y (N, F, P) = w (F, CKK) · cols + b
+// y (N, F, P) = w (F, CKK) · im2col(x_n) + b, image by image: framework/cpu/conv2d.h.
 template <class T> void conv_forward(const T* x, const T* w, const T* b, T* y, const ConvShape& s) {
-  const int64_t P = s.P(), NP = s.N * P, F = s.F;
-  auto cols = batch_im2col(x, s);
-  auto out = scratch<T>(F * NP);  // (F, N·P)
-  gemm(false, false, F, NP, s.CKK(), w, s.CKK(), cols.get(), NP, T(0), out.get(), NP);
-  // (F, N, P) -> (N, F, P), adding the bias on the way
-#pragma omp parallel for collapse(2) if (F * NP > (1 << 15))
-  for (int64_t n = 0; n < s.N; ++n)
-    for (int64_t f = 0; f < F; ++f) {
-      const T* src = out.get() + f * NP + n * P;
-      T* dst = y + (n * F + f) * P;
-      const T bias = b ? b[f] : T(0);
-      for (int64_t p = 0; p < P; ++p) dst[p] = src[p] + bias;
-    }
+  cpu::conv2d_forward(x, w, b, y, s.N, s.F, s.g);
 }
 
 // dx, dw, db from dy (N, F, P). Any of dx/dw/db may be null (not needed).
 template <class T>
 void conv_backward(const T* x, const T* w, const T* dy, T* dx, T* dw, T* db, const ConvShape& s) {
-  const int64_t P = s.P(), NP = s.N * P, F = s.F, CKK = s.CKK();
-  // dY as (F, N·P), the layout the GEMMs want
-  auto dyp = scratch<T>(F * NP);
-#pragma omp parallel for collapse(2) if (F * NP > (1 << 15))
-  for (int64_t n = 0; n < s.N; ++n)
-    for (int64_t f = 0; f < F; ++f)
-      for (int64_t p = 0; p < P; ++p) dyp[f * NP + n * P + p] = dy[(n * F + f) * P + p];
-  // db[f] = Σ_{n,p} dy[n, f, p]
-  if (db)
-    for (int64_t f = 0; f < F; ++f) {
-      double acc = 0;  // N·P can be 10⁵ terms: accumulate in double
-      for (int64_t q = 0; q < NP; ++q) acc += dyp[f * NP + q];
-      db[f] = static_cast<T>(acc);
-    }
-  // dW (F, CKK) = dY (F, N·P) · colsᵀ (N·P, CKK)   — cols recomputed, not saved: less memory
-  if (dw) {
-    auto cols = batch_im2col(x, s);
-    gemm(false, true, F, CKK, NP, dyp.get(), NP, cols.get(), NP, T(0), dw, CKK);
-  }
-  // dcols (CKK, N·P) = Wᵀ (CKK, F) · dY (F, N·P);  dx = col2im(dcols), image by image
-  if (dx) {
-    auto dcols = scratch<T>(CKK * NP);
-    gemm(true, false, CKK, NP, F, w, CKK, dyp.get(), NP, T(0), dcols.get(), NP);
-    const int64_t img = s.g.C * s.g.H * s.g.W;
-#pragma omp parallel for if (s.N > 1)
-    for (int64_t n = 0; n < s.N; ++n) cpu::col2im(dcols.get() + n * P, s.g, NP, dx + n * img);
-  }
+  cpu::conv2d_backward(x, w, dy, dx, dw, db, s.N, s.F, s.g);
 }
 
 // The compute dtype: F64 stays F64, everything else runs in F32.

@@ -132,6 +132,18 @@ TEST_CASE("fashion-mnist: a missing dataset names the path, the package and the 
   CHECK(msg.find("./lab setup") != std::string::npos);
   CHECK(msg.find("--data") != std::string::npos);
   CHECK(msg.find("HG_DATA") != std::string::npos);
+  CHECK(msg.find("given with --data") != std::string::npos);
+  {
+    const char* saved = std::getenv("HG_DATA");
+    const std::string keep = saved ? saved : "";
+    setenv("HG_DATA", "/nonexistent/from-env", 1);
+    const std::string env_msg = load_error(hg::data::fashion_mnist_dir(""));
+    INFO(env_msg);
+    CHECK(env_msg.find("/nonexistent/from-env") != std::string::npos);
+    CHECK(env_msg.find("set by HG_DATA") != std::string::npos);
+    if (saved) setenv("HG_DATA", keep.c_str(), 1);
+    else unsetenv("HG_DATA");
+  }
 
   TempDir dir;  // a folder with the images but no labels: the message names the labels file
   const FakeSplit s(2);
@@ -257,6 +269,30 @@ TEST_CASE("normalize and pixel statistics") {
                            (1.0f - 0.2860f) / 0.3530f, (0.5f - 0.2860f) / 0.3530f};
   for (int i = 0; i < 4; ++i) CHECK(ds.images[size_t(i)] == doctest::Approx(expect[i]).epsilon(1e-6));
   CHECK_THROWS_AS(hg::data::normalize(ds, 0.0f, 0.0f), std::invalid_argument);
+}
+
+TEST_CASE("normalize per channel") {
+  ImageDataset ds;  // 2 images, 2 channels, 1x2 pixels
+  ds.n = 2;
+  ds.channels = 2;
+  ds.height = 1;
+  ds.width = 2;
+  //            img0: c0    c1        img1: c0    c1
+  ds.images = {0.0f, 1.0f, 0.5f, 0.5f, 1.0f, 0.0f, 0.5f, 0.5f};
+  ds.labels = {0, 0};
+  ds.num_classes = 1;
+  ds.class_names = {"a"};
+  // channel 0 holds 0, 1, 1, 0 → mean 0.5, std 0.5; channel 1 holds 0.5 four times → std 0.
+  const auto ms = hg::data::channel_mean_std(ds);
+  REQUIRE(ms.size() == 2);
+  CHECK(ms[0].mean == doctest::Approx(0.5));
+  CHECK(ms[0].std == doctest::Approx(0.5));
+  CHECK(ms[1].mean == doctest::Approx(0.5));
+  CHECK(ms[1].std == doctest::Approx(0.0));
+  hg::data::normalize(ds, std::vector<float>{0.5f, 0.25f}, std::vector<float>{0.5f, 2.0f});
+  const std::vector<float> expect = {-1.0f, 1.0f, 0.125f, 0.125f, 1.0f, -1.0f, 0.125f, 0.125f};
+  for (size_t i = 0; i < expect.size(); ++i) CHECK(ds.images[i] == doctest::Approx(expect[i]));
+  CHECK_THROWS_AS(hg::data::normalize(ds, std::vector<float>{0.5f}, std::vector<float>{1.0f}), std::invalid_argument);
 }
 
 // ---- image folders -------------------------------------------------------------------------

@@ -233,6 +233,26 @@ TEST_CASE("idx: truncated and corrupted gzip are errors naming the file") {
   }
 }
 
+TEST_CASE("idx: concatenated gzip members are one stream; junk after the end is an error") {
+  TempDir dir;
+  const Bytes raw = idx_file(0x08, {3, 28, 28}, counting(3 * 28 * 28));
+  const Bytes first(raw.begin(), raw.begin() + 1000), second(raw.begin() + 1000, raw.end());
+  Bytes two = gzip_bytes(first);
+  const Bytes g2 = gzip_bytes(second);
+  two.insert(two.end(), g2.begin(), g2.end());  // what `cat a.gz b.gz` makes
+  write_bytes(dir.path + "/two.gz", two);
+  CHECK(hg::data::read_idx(dir.path + "/two.gz").data == counting(3 * 28 * 28));
+
+  Bytes junk = gzip_bytes(raw);
+  const size_t end = junk.size();
+  junk.push_back('x');
+  junk.push_back('y');
+  const std::string msg = error_of(dir, "junk.gz", junk);
+  INFO(msg);
+  CHECK(msg.find("2 unexpected bytes after the end of the gzip data") != std::string::npos);
+  CHECK(msg.find("offset " + std::to_string(end)) != std::string::npos);
+}
+
 TEST_CASE("idx: a missing file names the path") {
   try {
     hg::data::read_idx("/nonexistent/dir/train-images-idx3-ubyte.gz");

@@ -173,3 +173,25 @@ TEST_CASE("bad geometry is refused with a message") {
   g = geom(1, 4, 4, 3, 3, 0, 0);
   CHECK_THROWS_AS(hg::cpu::im2col(x.data(), g, cols.data(), 1), std::invalid_argument);
 }
+
+TEST_CASE("im2col_batch and col2im_batch equal the image-by-image calls") {
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> U(-1, 1);
+  for (const auto& g : kGeoms) {
+    const int64_t N = 5, P = g.positions(), CKK = g.patch(), NP = N * P, image = g.C * g.H * g.W;
+    std::vector<float> x(size_t(N * image)), cols(size_t(CKK * NP)), ref(cols.size());
+    for (auto& v : x) v = U(rng);
+    hg::cpu::im2col_batch(x.data(), N, g, cols.data());
+    for (int64_t n = 0; n < N; ++n) hg::cpu::im2col(&x[size_t(n * image)], g, &ref[size_t(n * P)], NP);
+    int64_t differ = 0;
+    for (size_t i = 0; i < cols.size(); ++i) differ += cols[i] != ref[i];
+    std::vector<float> y(cols.size()), dx(x.size(), 1e30f), dx_ref(x.size());
+    for (auto& v : y) v = U(rng);
+    hg::cpu::col2im_batch(y.data(), N, g, dx.data());
+    for (int64_t n = 0; n < N; ++n) hg::cpu::col2im(&y[size_t(n * P)], g, NP, &dx_ref[size_t(n * image)]);
+    for (size_t i = 0; i < dx.size(); ++i) differ += dx[i] != dx_ref[i];
+    INFO("C=" << g.C << " H=" << g.H << " W=" << g.W << " K=" << g.KH << "x" << g.KW << " s=" << g.stride_h
+              << " p=" << g.pad_h << ": " << differ << " values differ");
+    CHECK(differ == 0);
+  }
+}

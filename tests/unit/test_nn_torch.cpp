@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "framework/nn/models/mlp.h"
+#include "framework/nn/models/small_cnn.h"
 #include "framework/ops/ops.h"
 #include "framework/optim/sgd.h"
 #include "tests/reference/nn/fixture.h"
@@ -68,3 +69,8 @@ TEST_CASE("MLP: forward, loss, backward and two SGD steps equal PyTorch's") {
   run_fixture(mlp, "mlp_sgd.json");
 }
 
+TEST_CASE("SmallCNN: forward, loss, backward and two SGD steps equal PyTorch's") {
+  Generator gen(0);
+  nn::SmallCNN cnn(gen, 1, 4, 8, 16, 10, 8);
+  run_fixture(cnn, "smallcnn_sgd.json");
+}

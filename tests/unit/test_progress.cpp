@@ -3,6 +3,7 @@
 // against the arithmetic.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -90,6 +91,17 @@ TEST_CASE("progress: a redrawn bar on a terminal") {
   CHECK(s.find("train [=====>    ] 2/4  loss 1.0000  20 img/s  ETA 0:01") != std::string::npos);
   CHECK(s.find("train [==========] 4/4") != std::string::npos);
   CHECK(s.back() == '\n');  // the finished bar ends its line
+  // Each redraw is padded only to the previous line's width: it erases the old text without
+  // growing past it (a 100-column pad would wrap on an 80-column terminal).
+  size_t widest = 0, start = 1;
+  for (size_t cr; (cr = s.find('\r', start)) != std::string::npos || start < s.size(); start = cr + 1) {
+    if (cr == std::string::npos) cr = s.size() - 1;  // the last segment, without its '\n'
+    const std::string seg = s.substr(start, cr - start);
+    widest = std::max(widest, seg.size());
+    CHECK(seg.size() < 70);
+    if (cr == s.size() - 1) break;
+  }
+  CHECK(widest > 40);
 }
 
 TEST_CASE("progress: durations and a NaN loss") {
@@ -103,10 +115,12 @@ TEST_CASE("progress: durations and a NaN loss") {
   o.terminal = 0;
   double t = 0;
   o.clock = [&] { return t; };
-  hg::io::Progress bar("fp16", 2, o);
-  t = 1;
-  bar.step(1, std::nan(""));  // a diverged loss shows as nan, it is not hidden
-  CHECK(std::isnan(bar.mean_loss()));
-  CHECK(bar.line().find("loss nan") != std::string::npos);
+  {
+    hg::io::Progress bar("fp16", 2, o);
+    t = 1;
+    bar.step(1, std::nan(""));  // a diverged loss shows as nan, it is not hidden
+    CHECK(std::isnan(bar.mean_loss()));
+    CHECK(bar.line().find("loss nan") != std::string::npos);
+  }  // the bar's destructor prints its last line: close the file only after it
   std::fclose(f);
 }

@@ -5,6 +5,7 @@
 //   notblank FILE                    many colours, and not one colour almost everywhere
 //   differ A B                       same size, and at least 1% of the pixels differ
 //   same A B                         identical pixels
+//   boxscale A.json B.json R         the bit boxes of layout B are R times as wide as A's
 //   bits FILE LAYOUT ID E M HEX      the boxes of format ID (E exponent and M mantissa bits)
 //                                    show HEX: each box sampled has the colour of its field
 //                                    (sign | exponent | mantissa) and of its bit (set | clear)
@@ -134,6 +135,25 @@ int cmd_bits(const char* file, const char* layout, const std::string& id, int E,
   return bad == 0 ? 0 : fail(std::to_string(bad) + " bit boxes wrong");
 }
 
+// Mean width of the bit boxes in a layout file.
+double mean_box_width(const char* layout) {
+  std::ifstream in(layout);
+  if (!in) return 0;
+  nlohmann::json j = nlohmann::json::parse(in);
+  double sum = 0;
+  int n = 0;
+  for (const auto& b : j["boxes"]) sum += double(b["rect"][2]) - double(b["rect"][0]), ++n;
+  return n ? sum / n : 0;
+}
+
+int cmd_boxscale(const char* a, const char* b, double ratio) {
+  double wa = mean_box_width(a), wb = mean_box_width(b);
+  std::printf("bit boxes: %.1f px in %s, %.1f px in %s: ratio %.2f (expected %.2f)\n", wa, a, wb,
+              b, wa > 0 ? wb / wa : 0.0, ratio);
+  if (!(wa > 0 && wb > 0)) return fail("no boxes");
+  return std::fabs(wb / wa - ratio) <= 0.1 * ratio ? 0 : fail("boxes not scaled as asked");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -145,6 +165,7 @@ int main(int argc, char** argv) {
   if (cmd == "bits" && argc == 8)
     return cmd_bits(argv[2], argv[3], argv[4], std::atoi(argv[5]), std::atoi(argv[6]),
                     std::strtoull(argv[7], nullptr, 16));
-  std::fprintf(stderr, "usage: viewer_png_check size|notblank|differ|same|bits ... (see the source)\n");
+  if (cmd == "boxscale" && argc == 5) return cmd_boxscale(argv[2], argv[3], std::atof(argv[4]));
+  std::fprintf(stderr, "usage: viewer_png_check size|notblank|differ|same|boxscale|bits ... (see the source)\n");
   return 2;
 }

@@ -59,4 +59,13 @@ echo "== -0.3 in FP16 rounds to 0xB4CD = 1 01101 0011001101"
 "$check" bits "$work/bits_2.png" "$work/bits_2.json" fp16 5 10 B4CD
 echo "== hex input 0x3C00 sets the same bits"
 "$check" bits "$work/bits_hex.png" "$work/bits_hex.json" fp16 5 10 3C00
+echo "== --ui-scale 2 doubles the bit boxes"
+shot --screenshot "$work/bits_x2.png" --panel bits --value 1 --format fp16 --size 1280x800 \
+     --ui-scale 2 --layout-json "$work/bits_x2.json"
+"$check" boxscale "$work/bits_1.json" "$work/bits_x2.json" 2.0
+"$check" bits "$work/bits_x2.png" "$work/bits_x2.json" fp16 5 10 3C00
+echo "== the runs panel"
+shot --screenshot "$work/runs.png" --panel runs "$work/runs" --size ${W}x${H}
+"$check" notblank "$work/runs.png"
+"$check" differ "$work/runs.png" "$work/scale.png"
 echo "PASS"

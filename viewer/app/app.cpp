@@ -2,6 +2,7 @@
 #include "viewer/app/app.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include "viewer/app/widgets.h"
@@ -34,13 +35,14 @@ void App::scan() {
   }
 }
 
-bool App::poll(int64_t budget) {
+bool App::poll(double seconds) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
   bool changed = false;
   for (auto& r : runs) {
-    int64_t before = r.reader->offset();
-    changed |= r.reader->poll(budget);
-    budget -= std::max<int64_t>(0, r.reader->offset() - before);
-    if (budget <= 0) break;
+    do changed |= r.reader->poll(256 << 10);
+    while (!r.reader->caught_up() && Clock::now() < deadline);
+    if (Clock::now() >= deadline) break;
   }
   return changed;
 }

@@ -67,8 +67,9 @@ struct App {
 
   // Finds run folders under the roots (new ones are added, none removed).
   void scan();
-  // Reads what was appended to every run, at most `budget` bytes in all.
-  bool poll(int64_t budget);
+  // Reads what was appended to every run, in 256 KB pieces, for at most `seconds`: a huge
+  // run then loads over many frames while the window keeps answering.
+  bool poll(double seconds);
   // Blocks until every run is read to its end (screenshots and measurements).
   void load_all();
   // Index of the run whose folder or name is `key`, else -1.

@@ -101,8 +101,8 @@ void draw_input(App& app, const FloatFormat& hex_format) {
   if (ImGui::InputText("number", &s.text)) parse_input(s, hex_format);
   help_marker(
       "Type a decimal number (0.1, -3e-8, 65504, inf, nan), a power of two (2^-24), or the bits "
-      "in hex (0x3C00). Hex is read as the bits of the format chosen under 'show' (FP32 when "
-      "all are shown). Every format below then rounds the same number to nearest, ties to "
+      "in hex (0x3C00). Hex is read as the bits of the highlighted format (click a format's "
+      "name to choose it). Every format below then rounds the same number to nearest, ties to "
       "even.");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
@@ -183,12 +183,25 @@ void draw_format_table(App& app) {
   BitsState& s = app.bits;
   const FloatFormat*& focus = s.focus;
   const float fs = ImGui::GetFontSize();
-  const float box = s.only ? fs * 2.2f : fs * 1.35f;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  // One format: its boxes get a row of their own, big. All formats: the boxes sit in the
+  // table, sized so FP32's 32 bits still leave room for the other columns.
+  float box;
+  if (s.only) {
+    box = std::min(fs * 2.2f, avail / (s.only->total_bits() + 1.0f));
+    ImGui::TextUnformatted("sign | exponent | mantissa  (click a bit to flip it)");
+    help_marker("Red: the sign bit. Blue: the exponent field. Green: the mantissa (fraction) "
+                "field. A bright box is a 1. Clicking a box flips that bit, and every other "
+                "format then shows the number the new bits hold.");
+    draw_bit_boxes(app, current(s, *s.only), box);
+  } else {
+    box = std::clamp((avail - fs * 30) / 33.0f, fs * 0.8f, fs * 1.35f);
+  }
   ImGuiTableFlags flags = ImGuiTableFlags_BordersInnerH | ImGuiTableFlags_RowBg |
                           ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_PadOuterX;
-  if (!ImGui::BeginTable("formats", 5, flags)) return;
+  if (!ImGui::BeginTable("formats", s.only ? 4 : 5, flags)) return;
   ImGui::TableSetupColumn("format");
-  ImGui::TableSetupColumn("sign | exponent | mantissa  (click a bit to flip it)");
+  if (!s.only) ImGui::TableSetupColumn("sign | exponent | mantissa  (click a bit to flip it)");
   ImGui::TableSetupColumn("stored value");
   ImGui::TableSetupColumn("rounding error");
   ImGui::TableSetupColumn("class");
@@ -201,10 +214,13 @@ void draw_format_table(App& app) {
     if (ImGui::Selectable(f->name, focus == f, 0, ImVec2(fs * 5.5f, 0))) focus = f;
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("%s: 1 sign + %d exponent + %d mantissa bits, bias %d.\nClick to show "
-                        "all its fields below.", f->name, f->exponent_bits, f->mantissa_bits, f->bias);
+                        "all its fields below (and to read hex input as its bits).",
+                        f->name, f->exponent_bits, f->mantissa_bits, f->bias);
     ImGui::TextDisabled("%s", hex_bits(d.bits, *f).c_str());
-    ImGui::TableNextColumn();
-    draw_bit_boxes(app, d, box);
+    if (!s.only) {
+      ImGui::TableNextColumn();
+      draw_bit_boxes(app, d, box);
+    }
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(num(d.value).c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("exactly %s", d.exact_decimal.c_str());
@@ -263,11 +279,14 @@ void draw_details(const BitsState& s, const FloatFormat& f) {
   field("stored value (exact)", d.exact_decimal,
         "The number the bits hold, written out exactly in decimal (every binary fraction has a "
         "finite decimal expansion). This is what the hardware computes with.");
-  field("you asked for", num(d.input),
+  const bool direct = s.bits_of == &f;
+  field("you asked for", direct ? "these bits (typed in hex or flipped): nothing was rounded" : num(d.input),
         "The number you typed (as a double). It is rounded to the nearest value the format "
         "holds, ties to even.");
-  field("rounding error", fmt::format("abs {}   rel {:.3g}   {:.4g} ULP", num(d.abs_error),
-                                      d.rel_error, d.error_ulps),
+  field("rounding error",
+        direct ? std::string("none: the bits were set directly")
+               : fmt::format("abs {}   rel {:.3g}   {:.4g} ULP", num(d.abs_error), d.rel_error,
+                             d.error_ulps),
         "stored - asked: absolute, relative to the asked value, and in units of the last place. "
         "Round to nearest keeps it within half an ULP (0.5) for numbers in range.");
   field("class", to_string(d.cls),
@@ -308,10 +327,26 @@ void draw_number_line(const BitsState& s) {
     lo = std::floor(std::log2(s.only->min_subnormal())) - 6;
     hi = std::ceil(std::log2(s.only->max_finite())) + 6;
   }
+  const struct {
+    ImU32 c;
+    const char* label;
+  } keys[] = {{IM_COL32(70, 70, 78, 255), "rounds to zero (underflow)"},
+              {IM_COL32(90, 150, 200, 153), "subnormal: fewer bits"},
+              {IM_COL32(80, 170, 245, 255), "normal: full precision"},
+              {IM_COL32(200, 60, 60, 204), "overflow: inf (E4M3: NaN or saturate)"},
+              {IM_COL32(255, 230, 60, 255), "your number"}};
   ImVec2 p = ImGui::GetCursorScreenPos();
   float width = ImGui::GetContentRegionAvail().x;
   int rows = static_cast<int>(formats.size());
-  ImGui::Dummy(ImVec2(width, row * rows + fs * 1.6f));
+  // The legend wraps when the window is narrow (or --ui-scale large): count its lines first.
+  int legend_lines = 1;
+  float x = label_w;
+  for (const auto& k : keys) {
+    float w = fs * 2.6f + ImGui::CalcTextSize(k.label).x;
+    if (x + w > width && x > label_w) ++legend_lines, x = label_w;
+    x += w;
+  }
+  ImGui::Dummy(ImVec2(width, row * rows + fs * (1.6f + 1.3f * legend_lines)));
   ImDrawList* dl = ImGui::GetWindowDrawList();
   PlotFrame fr;
   fr.dl = dl;
@@ -350,6 +385,16 @@ void draw_number_line(const BitsState& s) {
     float x = fr.px(std::clamp(std::log2(mag), lo, hi));
     dl->AddLine({x, fr.p0.y - 2}, {x, fr.p1.y + 2}, IM_COL32(255, 230, 60, 255), 2.5f);
   }
+  // legend
+  x = fr.p0.x;
+  float y = fr.p1.y + fs * 1.3f;
+  for (const auto& k : keys) {
+    float w = fs * 2.6f + ImGui::CalcTextSize(k.label).x;
+    if (x + w > p.x + width && x > fr.p0.x) x = fr.p0.x, y += fs * 1.3f;
+    dl->AddRectFilled({x, y + fs * 0.2f}, {x + fs * 0.8f, y + fs}, k.c);
+    dl->AddText({x + fs * 1.1f, y}, text, k.label);
+    x += w;
+  }
 }
 
 }  // namespace
@@ -362,7 +407,7 @@ bool bits_set_text(BitsState& s, const std::string& text, const FloatFormat& hex
 void draw_bits_panel(App& app) {
   BitsState& s = app.bits;
   if (s.only) s.focus = s.only;
-  draw_input(app, s.only ? *s.only : kFP32);
+  draw_input(app, *s.focus);
   ImGui::Spacing();
   draw_format_table(app);
   ImGui::Spacing();

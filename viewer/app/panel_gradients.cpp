@@ -121,7 +121,7 @@ bool draw_pickers(App& app, int& run_index, const std::vector<GradHist>*& hists,
   ImGui::Checkbox("true gradient", &g.show_true);
   help_marker("With a loss scale the backward pass computes scale x gradient, so the values "
               "FP16 holds are shifted right by log2(scale) binades. Ticked: also draw the true "
-              "gradient (÷ scale) in blue, and show the heat map unscaled.");
+              "gradient (÷ scale) in blue.");
   synthetic_banner(run);
   return true;
 }
@@ -139,6 +139,7 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
   const char* ytitle = g.log_counts ? "log10(1 + count)" : "count";
   PlotFrame f = begin_plot("hist", size, xlo, xhi, 0, ymax * 1.08 + 1e-9, "floor(log2 |g|)",
                            ytitle, pow2_label, nullptr, 4, 0);
+  const bool hovered = ImGui::IsItemHovered();
   shade_zones_x(f, true);
   auto bar = [&](double x, int64_t c, ImU32 fill, bool outline) {
     if (c <= 0) return;
@@ -152,11 +153,31 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
   bar(h.exp_max + 1, h.above, IM_COL32(250, 170, 60, 120), false);
   if (scaled && g.show_true)
     for (size_t i = 0; i < h.counts.size(); ++i) bar(h.exp_min + double(i) - s, h.counts[i], truth, true);
+  if (hovered) {  // the bin under the mouse
+    const int e = static_cast<int>(std::floor(f.x_at(ImGui::GetIO().MousePos.x)));
+    auto count_at = [&](int bin) -> int64_t {
+      if (bin < h.exp_min) return bin == h.exp_min - 1 ? h.below : 0;
+      if (bin > h.exp_max) return bin == h.exp_max + 1 ? h.above : 0;
+      return h.counts[bin - h.exp_min];
+    };
+    const Fp16Zones z = fp16_zones();
+    const char* zone = e < z.e_sub ? "FP16 flushes these to 0" : e < z.e_norm ? "FP16 subnormal"
+                     : e <= z.e_max ? "FP16 normal" : "FP16 overflow (inf)";
+    f.dl->AddRectFilled(f.map(e, f.y1), f.map(e + 1, f.y0), IM_COL32(255, 255, 255, 30));
+    ImGui::BeginTooltip();
+    ImGui::Text("2^%d <= |g| < 2^%d  (%s)", e, e + 1, zone);
+    ImGui::Text("values here as computed: %lld", static_cast<long long>(count_at(e)));
+    if (scaled)
+      ImGui::Text("true gradient values here: %lld", static_cast<long long>(count_at(e + static_cast<int>(s))));
+    ImGui::EndTooltip();
+  }
   end_plot(f);
   // legend
   ImDrawList* dl = ImGui::GetWindowDrawList();
   float fs = ImGui::GetFontSize();
-  ImVec2 l = {f.p1.x - fs * 17, f.p0.y + fs * 1.4f};
+  ImVec2 l = {f.p1.x - fs * 24, f.p0.y + fs * 1.6f};
+  dl->AddRectFilled({l.x - 6, l.y - 4}, {l.x + fs * 22.5f, l.y + fs * (scaled && g.show_true ? 2.3f : 1.1f)},
+                    IM_COL32(15, 15, 20, 215), 4);
   dl->AddRectFilled(l, {l.x + fs * 0.8f, l.y + fs * 0.8f}, held);
   dl->AddText({l.x + fs, l.y - fs * 0.1f}, IM_COL32(230, 230, 230, 255),
               scaled ? "as computed: x scale (what FP16 holds)" : "gradient (no loss scale)");
@@ -206,11 +227,16 @@ const HeatTexture& heat_texture(const RunData& run, uint64_t version, const std:
   static HeatTexture t;
   if (t.tex && t.run == &run && t.param == param && t.version == version && t.unscaled == unscaled)
     return t;
-  int e_lo = INT32_MAX, e_hi = INT32_MIN;
+  // Rows: the exponents that hold values, widened to show FP16's limits (2^-24 .. 2^16).
+  const Fp16Zones z = fp16_zones();
+  int e_lo = z.e_sub - 2, e_hi = z.e_max + 2;
   for (const auto& h : hs) {
     int s = unscaled ? static_cast<int>(std::round(log2_scale(h))) : 0;
-    e_lo = std::min(e_lo, h.exp_min - s);
-    e_hi = std::max(e_hi, h.exp_max - s);
+    for (size_t i = 0; i < h.counts.size(); ++i) {
+      if (h.counts[i] == 0) continue;
+      e_lo = std::min(e_lo, h.exp_min + static_cast<int>(i) - s - 1);
+      e_hi = std::max(e_hi, h.exp_min + static_cast<int>(i) - s + 1);
+    }
   }
   const int cols = static_cast<int>(hs.size()), rows = e_hi - e_lo + 1;
   double cmax = 1;
@@ -222,6 +248,7 @@ const HeatTexture& heat_texture(const RunData& run, uint64_t version, const std:
     int s = unscaled ? static_cast<int>(std::round(log2_scale(h))) : 0;
     for (size_t i = 0; i < h.counts.size(); ++i) {
       int e = h.exp_min + static_cast<int>(i) - s;
+      if (e < e_lo || e > e_hi) continue;
       int row = e_hi - e;  // top row = largest exponent
       px[static_cast<size_t>(row) * cols + x] = heat_color(std::log1p(double(h.counts[i])) / std::log1p(cmax));
     }
@@ -242,12 +269,14 @@ const HeatTexture& heat_texture(const RunData& run, uint64_t version, const std:
 void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& hs, int index,
                    ImVec2 size) {
   GradientsState& g = app.grads;
-  const HeatTexture& t = heat_texture(slot.data(), slot.reader->version(), g.param, hs, g.show_true);
+  // Always the values as computed (x scale): that is what FP16 holds, so FP16's limits, drawn
+  // as lines, apply to them. A dynamic scale shows as the band jumping when the scale changes.
+  const HeatTexture& t = heat_texture(slot.data(), slot.reader->version(), g.param, hs, false);
   const int64_t s0 = hs.front().step, s1 = hs.back().step;
   const double dx = hs.size() > 1 ? double(s1 - s0) / (hs.size() - 1) : 1.0;
   PlotFrame f = begin_plot("heat", size, s0, s1 + dx, t.e_lo, t.e_hi + 1, "step",
-                           g.show_true ? "heat map: true gradient, log2 |g| (colour: count)"
-                                       : "heat map: gradient as computed (x scale), log2 |g|",
+                           "heat map over steps: log2 |g| as computed (x loss scale, what "
+                           "FP16 holds); colour: count",
                            step_label, pow2_label, 0, 8);
   if (ImGui::IsItemActive() && ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
     double step = f.x_at(ImGui::GetIO().MousePos.x);
@@ -255,49 +284,66 @@ void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& h
   }
   f.dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.tex)), f.p0, f.p1);
   const Fp16Zones z = fp16_zones();
-  auto hline = [&](double e, ImU32 c, const char* label) {
-    float y = f.py(e);
+  // FP16's limits as lines, each labelled at the right on a dark box (below the top one).
+  auto hline = [&](double e, ImU32 c, const char* label, bool below) {
+    float y = f.py(e), fs = ImGui::GetFontSize();
     f.dl->AddLine({f.p0.x, y}, {f.p1.x, y}, c, 1.5f);
-    f.dl->AddText({f.p0.x + 4, y - ImGui::GetFontSize() - 1}, c, label);
+    ImVec2 ts = ImGui::CalcTextSize(label);
+    ImVec2 a(f.p1.x - ts.x - 8, below ? y + 2 : y - fs - 3);
+    f.dl->AddRectFilled(a, {a.x + ts.x + 6, a.y + ts.y + 1}, IM_COL32(10, 10, 14, 200), 3);
+    f.dl->AddText({a.x + 3, a.y}, c, label);
   };
-  hline(z.e_sub, IM_COL32(200, 200, 210, 220), "2^-24: below, FP16 flushes to 0");
-  hline(z.e_norm, IM_COL32(120, 180, 240, 220), "2^-14: FP16 normal from here");
-  hline(z.e_max + 1, IM_COL32(240, 90, 80, 230), "65504 < 2^16: FP16 overflows above");
+  hline(z.e_sub, IM_COL32(220, 220, 230, 255), "2^-24: FP16 flushes smaller values to 0", false);
+  hline(z.e_norm, IM_COL32(130, 190, 250, 255), "2^-14: FP16 normal from here up", false);
+  hline(z.e_max + 1, IM_COL32(250, 100, 90, 255), "2^16 > 65504: FP16 overflows above", true);
   float x = f.px(hs[index].step + 0.5 * dx);
   f.dl->AddLine({x, f.p0.y}, {x, f.p1.y}, IM_COL32(255, 255, 255, 200), 1.5f);
   end_plot(f);
   help_marker("Every logged step of this parameter at once: x is the step, y the binary "
               "exponent floor(log2|g|), brightness the number of values (log scale). Watch the "
-              "band sink as training converges, and (with a dynamic loss scale, 'true gradient' "
-              "unticked) jump when the scale changes. Click to pick a step.");
+              "band sink as training converges, and, with a dynamic loss scale, jump when the "
+              "scale changes. Click to pick a step.");
 }
 
 // ---- per layer over time ----------------------------------------------------------------
 
+double series_value(const GradHist& h, int what) {
+  if (what == 2) return 100.0 * h.lost_update_fraction;
+  if (h.total == 0) return 0;
+  return 100.0 * double(what == 0 ? h.fp16_underflow : h.fp16_subnormal) / double(h.total);
+}
+
 void draw_underflow(App& app, const RunData& run, ImVec2 size) {
   GradientsState& g = app.grads;
-  static int what = 0;  // 0: % underflow, 1: % updates lost
+  static int what = 0;  // 0: % underflow, 1: % subnormal, 2: % updates lost
   bool has_lost = false;
   double ymax = 0, xmax = 1;
   for (const auto& [p, hs] : run.grads) {
     for (const auto& h : hs) {
       has_lost |= h.lost_update_fraction >= 0;
-      double v = what == 0 ? (h.total ? 100.0 * h.fp16_underflow / h.total : 0) : 100.0 * h.lost_update_fraction;
+      double v = series_value(h, what);
       ymax = std::max(ymax, v);
       xmax = std::max(xmax, double(h.step));
     }
   }
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
-  const char* items[] = {"% lost to FP16 underflow", "% of updates lost (rounded away)"};
-  ImGui::Combo("per layer, over time", &what, items, has_lost ? 2 : 1);
+  const char* items[] = {"% lost to FP16 underflow", "% in FP16's subnormal range",
+                         "% of updates lost (rounded away)"};
+  if (!has_lost) what = std::min(what, 1);
+  ImGui::Combo("per layer, over time", &what, items, has_lost ? 3 : 2);
   help_marker("One line per parameter; the selected one is white. Underflow: the share of the "
               "gradient's elements below 2^-24 once scaled, which FP16 turns into zeros. A "
               "loss scale lifts them back into range. Updates lost: lost_update_fraction from "
-              "the log (chapter 06).");
+              "the log (chapter 06). Subnormal: kept, but with fewer significant bits.");
   size.y -= ImGui::GetFrameHeightWithSpacing();
   PlotFrame f = begin_plot("underflow", size, 0, xmax, 0, std::max(1.0, ymax * 1.1), "step",
                            nullptr, step_label);
-  const int max_pts = std::max(16, static_cast<int>((f.p1.x - f.p0.x) / 2));
+  // Many parameters: the others get fewer points and plain (not anti-aliased) lines, so 50
+  // layers cost about what 5 do.
+  const bool many = run.params.size() > 12;
+  const int max_pts = std::max(16, static_cast<int>((f.p1.x - f.p0.x) / (many ? 6 : 2)));
+  const ImDrawListFlags saved = f.dl->Flags;
+  if (many) f.dl->Flags &= ~ImDrawListFlags_AntiAliasedLines;
   std::vector<ImVec2> pts;
   int i = 0;
   for (const auto& name : run.params) {
@@ -307,26 +353,30 @@ void draw_underflow(App& app, const RunData& run, ImVec2 size) {
     size_t stride = std::max<size_t>(1, hs.size() / max_pts);
     for (size_t k = 0; k < hs.size(); k += stride) {
       const auto& h = hs[k];
-      double v = what == 0 ? (h.total ? 100.0 * h.fp16_underflow / h.total : 0) : 100.0 * h.lost_update_fraction;
+      double v = series_value(h, what);
       pts.push_back(f.map(double(h.step), v));
     }
     ImU32 c = sel ? IM_COL32(255, 255, 255, 255) : (run_color(i + 1) & 0x00FFFFFF) | (110u << 24);
     if (!sel) f.dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), c, 0, 1.0f);
     ++i;
   }
+  f.dl->Flags = saved;
   // the selected one last, on top
   if (auto it = run.grads.find(g.param); it != run.grads.end()) {
     pts.clear();
     size_t stride = std::max<size_t>(1, it->second.size() / max_pts);
     for (size_t k = 0; k < it->second.size(); k += stride) {
       const auto& h = it->second[k];
-      double v = what == 0 ? (h.total ? 100.0 * h.fp16_underflow / h.total : 0) : 100.0 * h.lost_update_fraction;
+      double v = series_value(h, what);
       pts.push_back(f.map(double(h.step), v));
     }
     f.dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), IM_COL32(255, 255, 255, 255), 0, 2.5f);
     f.dl->AddText({f.p0.x + 6, f.p0.y + 4}, IM_COL32(255, 255, 255, 255),
                   fmt::format("white: {} ({} parameters in all)", g.param, run.params.size()).c_str());
   }
+  if (ymax == 0)
+    f.dl->AddText({f.p0.x + 6, f.p0.y + ImGui::GetFontSize() * 1.4f}, IM_COL32(160, 220, 160, 255),
+                  "0% for every parameter at every step: nothing in this view was lost");
   end_plot(f);
 }
 

@@ -32,14 +32,21 @@ void draw_legend(App& app) {
   help_marker("Tick the runs to overlay. The colour of a run is the same in every plot. Runs "
               "come from the folders given on the command line (default runs/).");
   bool any_synthetic = false;
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   for (size_t i = 0; i < app.runs.size(); ++i) {
     RunSlot& r = app.runs[i];
-    ImGui::SameLine();
+    std::string label = r.data().name;
+    const auto& rj = r.data().run_json;
+    if (rj.is_object() && rj.contains("precision") && rj["precision"].is_string() &&
+        label.find(rj["precision"].get<std::string>()) == std::string::npos)
+      label += " (" + rj["precision"].get<std::string>() + ")";
+    // Wrap to a new line when the checkbox would not fit.
+    float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+              ImGui::CalcTextSize(label.c_str()).x;
+    float next_x = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x;
+    if (next_x + w < right) ImGui::SameLine();
     ImGui::PushID(static_cast<int>(i));
     ImGui::PushStyleColor(ImGuiCol_Text, r.color);
-    std::string label = r.data().name;
-    if (r.data().run_json.is_object() && r.data().run_json.contains("precision"))
-      label += " (" + r.data().run_json["precision"].get<std::string>() + ")";
     ImGui::Checkbox(label.c_str(), &r.overlay);
     ImGui::PopStyleColor();
     ImGui::PopID();
@@ -89,13 +96,11 @@ void draw_series(const PlotFrame& f, const Points& pts, Get get, ImU32 color, fl
 
 void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  int64_t skipped = 0;
   for (const auto& r : app.runs) {
     if (!r.overlay) continue;
     for (const auto& p : r.data().loss_scale) {
       if (p.scale <= 0) continue;
       lo = std::min(lo, std::log2(p.scale)), hi = std::max(hi, std::log2(p.scale));
-      skipped += p.skipped;
     }
   }
   if (!(hi >= lo)) {
@@ -107,6 +112,22 @@ void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
   PlotFrame f = begin_plot("scale", size, xr.x0, xr.x1, std::floor(lo) - 1, std::ceil(hi) + 2,
                            nullptr, "loss scale (log2 axis); red ticks: skipped steps", step_label,
                            pow2_label, 0, hi - lo > 12 ? 4 : hi - lo > 6 ? 2 : 1);
+  if (ImGui::IsItemHovered()) {
+    const double step = f.x_at(ImGui::GetIO().MousePos.x);
+    ImGui::BeginTooltip();
+    ImGui::Text("step %.0f", step);
+    for (const auto& r : app.runs) {
+      const auto& v = r.data().loss_scale;
+      if (!r.overlay || v.empty()) continue;
+      auto k = std::lower_bound(v.begin(), v.end(), step,
+                                [](const LossScalePoint& p, double s) { return p.step < s; });
+      if (k == v.end()) --k;
+      ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(r.color), "%s: scale %g = 2^%g%s",
+                         r.data().name.c_str(), k->scale, std::log2(k->scale),
+                         k->skipped ? "  (step skipped: inf/NaN found)" : "");
+    }
+    ImGui::EndTooltip();
+  }
   for (const auto& r : app.runs) {
     if (!r.overlay || r.data().loss_scale.empty()) continue;
     // The scale is a step function: draw only where it changes.
@@ -133,8 +154,16 @@ void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
                               IM_COL32(255, 70, 60, 255));
     }
   }
-  f.dl->AddText({f.p1.x - ImGui::GetFontSize() * 10, f.p0.y + 4}, IM_COL32(255, 120, 110, 255),
-                fmt::format("{} skipped steps", skipped).c_str());
+  // skipped steps per run, in the run's colour, top right
+  float ty = f.p0.y + 4;
+  for (const auto& r : app.runs) {
+    if (!r.overlay || r.data().loss_scale.empty()) continue;
+    int64_t n = 0;
+    for (const auto& p : r.data().loss_scale) n += p.skipped;
+    std::string t = fmt::format("{}: {} skipped", r.data().name, n);
+    f.dl->AddText({f.p1.x - ImGui::CalcTextSize(t.c_str()).x - 6, ty}, r.color, t.c_str());
+    ty += ImGui::GetFontSize() + 2;
+  }
   end_plot(f);
   help_marker("The number the loss is multiplied by before backward, so small gradients stay "
               "above FP16's 2^-24. A dynamic scaler (chapter 09) halves it and skips the "
@@ -169,6 +198,12 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
   TickLabel pow10 = [](double v) { return fmt::format("{:.3g}", std::pow(10.0, v)); };
   TickLabel ylab = log_y ? pow10 : nullptr;
   PlotFrame f = begin_plot(title, size, xr.x0, xr.x1, lo - pad, hi + pad, "step", title, step_label, ylab);
+  const bool hovered = ImGui::IsItemHovered();
+  const double hover_step = f.x_at(ImGui::GetIO().MousePos.x);
+  if (hovered) {
+    ImGui::BeginTooltip();
+    ImGui::Text("step %.0f", hover_step);
+  }
   for (const auto& r : app.runs) {
     if (!r.overlay) continue;
     for (const char* n : names) {
@@ -177,8 +212,21 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
       draw_series(f, it->second,
                   [&](const ScalarPoint& p) { return log_y ? std::log10(p.value) : p.value; },
                   r.color, 1.8f);
+      if (hovered) {  // the logged point nearest the mouse
+        const auto& v = it->second;
+        auto k = std::lower_bound(v.begin(), v.end(), hover_step,
+                                  [](const ScalarPoint& p, double s) { return p.step < s; });
+        if (k == v.end()) --k;
+        ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(r.color), "%s: %s %.4g (step %lld)",
+                           r.data().name.c_str(), n, k->value, static_cast<long long>(k->step));
+      }
       break;
     }
+  }
+  if (hovered) {
+    ImGui::EndTooltip();
+    float x = f.px(hover_step);
+    f.dl->AddLine({x, f.p0.y}, {x, f.p1.y}, IM_COL32(255, 255, 255, 90));
   }
   end_plot(f);
   help_marker(help);
