@@ -12,8 +12,10 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -186,7 +188,7 @@ void make_demo_run(const std::string& dir, const std::string& precision, const D
               {"started", now_iso8601()},
               {"args",
                {{"steps", opt.steps}, {"params", opt.params}, {"hist_every", opt.hist_every}}},
-              {"status", "finished"},
+              {"status", opt.live_steps_per_second > 0 ? "running" : "finished"},
               {"halfgrad", "SYNTHETIC DEMO DATA from halfgrad-viewer --make-demo-runs"},
               {"synthetic", true}};
   AtomicFile run_file(fs::path(dir) / "run.json");
@@ -200,15 +202,32 @@ void make_demo_run(const std::string& dir, const std::string& precision, const D
   const double tau = std::max<double>(200.0, opt.steps / 8.0) * mode.tau_factor;
   const int hist_every = std::max(1, opt.hist_every);
 
-  AtomicFile events(fs::path(dir) / "events.jsonl");
+  // Normally the whole file is written at once (atomically). Live, it is appended and flushed
+  // step by step like a real training run, so the viewer can be watched following it.
+  const bool live = opt.live_steps_per_second > 0;
+  std::optional<AtomicFile> events;
+  std::FILE* live_file = nullptr;
+  const fs::path events_path = fs::path(dir) / "events.jsonl";
+  if (live) {
+    live_file = std::fopen(events_path.c_str(), "wb");
+    if (!live_file) throw std::runtime_error(events_path.string() + ": cannot write: " + std::strerror(errno));
+  } else {
+    events.emplace(events_path);
+  }
   std::string buf;
+  auto flush = [&]() {
+    if (live) {
+      if (std::fwrite(buf.data(), 1, buf.size(), live_file) != buf.size() || std::fflush(live_file) != 0)
+        throw std::runtime_error(events_path.string() + ": write failed");
+    } else {
+      events->write(buf);
+    }
+    buf.clear();
+  };
   auto emit = [&](const json& j) {
     buf += j.dump();
     buf += '\n';
-    if (buf.size() > (1 << 20)) {
-      events.write(buf);
-      buf.clear();
-    }
+    if (buf.size() > (1 << 20)) flush();
   };
   emit({{"type", "note"},
         {"step", 0},
@@ -283,10 +302,22 @@ void make_demo_run(const std::string& dir, const std::string& precision, const D
         good_steps = 0;
       }
     }
+    if (live) {
+      flush();
+      std::this_thread::sleep_for(std::chrono::duration<double>(1.0 / opt.live_steps_per_second));
+    }
   }
   emit({{"type", "end"}, {"step", opt.steps > 0 ? opt.steps - 1 : 0}, {"status", "finished"}});
-  events.write(buf);
-  events.commit();
+  flush();
+  if (live) {
+    std::fclose(live_file);
+    run["status"] = "finished";  // rewritten at the end, as framework/io does
+    AtomicFile again(fs::path(dir) / "run.json");
+    again.write(run.dump(2) + "\n");
+    again.commit();
+  } else {
+    events->commit();
+  }
 }
 
 std::vector<std::string> make_demo_runs(const std::string& root, const DemoOptions& opt,

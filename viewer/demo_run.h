@@ -24,6 +24,9 @@ struct DemoOptions {
   int hist_every = 50;            // a grad_hist per parameter every this many steps
   int64_t steps_per_epoch = 469;  // FashionMNIST, batch 128
   uint64_t seed = 0;
+  // > 0: write live, appending and flushing this many steps a second (run.json says
+  // "running" until the end), to watch the viewer follow a growing run. 0: all at once.
+  double live_steps_per_second = 0;
 };
 
 // The precision modes a demo run can imitate, in ladder order:

@@ -121,6 +121,8 @@ int main(int argc, char** argv) {
   cli.add_option("--demo-steps", demo.steps, "demo runs: optimizer steps")->capture_default_str();
   cli.add_option("--demo-params", demo.params, "demo runs: parameters with histograms")->capture_default_str();
   cli.add_option("--demo-hist-every", demo.hist_every, "demo runs: a histogram every N steps")->capture_default_str();
+  cli.add_option("--demo-live", demo.live_steps_per_second,
+                 "demo runs: write live at this many steps a second (watch a run grow)");
   cli.add_option("--demo-modes", demo_modes_list, "demo runs: which of fp32 fp16_naive static_scale dynamic_scale amp_f16 amp_bf16");
   try {
     cli.parse(argc, argv);

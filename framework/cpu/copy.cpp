@@ -41,22 +41,43 @@ void copy_to_contiguous(const TensorImpl& src, void* dst) {
   }
 }
 
-void convert(const void* src, DType from, void* dst, DType to, int64_t n) {
+void convert_block(const void* src, DType from, void* dst, DType to, int64_t n) {
   if (from == to) {
     std::memcpy(dst, src, n * dtype_size(from));
     return;
   }
   // F32 <-> F16: the array conversions of framework/dtype (F16C when the CPU has it; the
-  // same bits as the scalar path), in chunks across threads.
-  if ((from == DType::F32 && to == DType::F16) || (from == DType::F16 && to == DType::F32)) {
-    constexpr int64_t kChunk = 1 << 14;
-#pragma omp parallel for if (n > kParallelMin)
-    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
-      size_t len = static_cast<size_t>(std::min(kChunk, n - i0));
-      if (from == DType::F32)
-        float_to_half_bits_n(static_cast<const float*>(src) + i0, static_cast<uint16_t*>(dst) + i0, len);
-      else
-        half_bits_to_float_n(static_cast<const uint16_t*>(src) + i0, static_cast<float*>(dst) + i0, len);
+  // same bits as the scalar path).
+  if (from == DType::F32 && to == DType::F16) {
+    float_to_half_bits_n(static_cast<const float*>(src), static_cast<uint16_t*>(dst), n);
+    return;
+  }
+  if (from == DType::F16 && to == DType::F32) {
+    half_bits_to_float_n(static_cast<const uint16_t*>(src), static_cast<float*>(dst), n);
+    return;
+  }
+  // F32 <-> BF16: BF16 is the top half of an F32, so both ways are integer bit operations
+  // the compiler vectorises. Same bits as framework/dtype's conversion (tested).
+  if (from == DType::F32 && to == DType::BF16) {
+    const uint32_t* s = static_cast<const uint32_t*>(src);
+    uint16_t* d = static_cast<uint16_t*>(dst);
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t u = s[i];
+      const bool nan = (u & 0x7FFFFFFFu) > 0x7F800000u;
+      // round to nearest even on the 16 dropped bits: add 0x7FFF plus the lowest kept bit
+      const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+      const uint32_t quiet = (u >> 16) | 0x0040u;  // NaN: keep sign and payload, set quiet bit
+      d[i] = static_cast<uint16_t>(nan ? quiet : rounded);
+    }
+    return;
+  }
+  if (from == DType::BF16 && to == DType::F32) {
+    const uint16_t* s = static_cast<const uint16_t*>(src);
+    uint32_t* d = static_cast<uint32_t*>(dst);
+    for (int64_t i = 0; i < n; ++i) {
+      const uint32_t u = static_cast<uint32_t>(s[i]) << 16;
+      const bool nan = (u & 0x7FFFFFFFu) > 0x7F800000u;
+      d[i] = nan ? (u | 0x00400000u) : u;  // exact; a NaN comes out quiet
     }
     return;
   }
@@ -66,7 +87,6 @@ void convert(const void* src, DType from, void* dst, DType to, int64_t n) {
       using D = decltype(dst_tag);
       const S* s = static_cast<const S*>(src);
       D* d = static_cast<D*>(dst);
-#pragma omp parallel for if (n > kParallelMin)
       for (int64_t i = 0; i < n; ++i) {
         if constexpr (std::is_same_v<S, double> && std::is_same_v<D, half>) {
           // F64 -> F16 in one rounding (through F32 would round twice)
@@ -82,6 +102,15 @@ void convert(const void* src, DType from, void* dst, DType to, int64_t n) {
       }
     });
   });
+}
+
+void convert(const void* src, DType from, void* dst, DType to, int64_t n) {
+  constexpr int64_t kChunk = 1 << 14;
+  const size_t fs = dtype_size(from), ts = dtype_size(to);
+#pragma omp parallel for if (n > kParallelMin)
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk)
+    convert_block(static_cast<const char*>(src) + i0 * fs, from, static_cast<char*>(dst) + i0 * ts,
+                  to, std::min(kChunk, n - i0));
 }
 
 void fill(void* dst, DType t, int64_t n, double value) {

@@ -13,6 +13,9 @@ void copy_to_contiguous(const TensorImpl& src, void* dst);
 // OpenMP-parallel for large n.
 void convert(const void* src, DType from, void* dst, DType to, int64_t n);
 
+// The same on one thread, for a block inside a loop that is already parallel.
+void convert_block(const void* src, DType from, void* dst, DType to, int64_t n);
+
 // Set n elements of dtype `t` to `value` (rounded to t).
 void fill(void* dst, DType t, int64_t n, double value);
 

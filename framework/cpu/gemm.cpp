@@ -51,6 +51,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -88,7 +90,7 @@ GemmKernel best_kernel() {
 }
 
 // The one piece of global state: which kernel is in use. Set by set_gemm_kernel (tests and
-// the benchmark); otherwise the best one, decided on first use.
+// the benchmark); otherwise decided on first use: HG_GEMM_KERNEL if set, else the best one.
 std::atomic<int> g_kernel{-1};
 
 const MicroKernel& micro_kernel_for(GemmKernel k) {
@@ -110,9 +112,35 @@ void set_gemm_kernel(GemmKernel kernel) {
   g_kernel = int(kernel == GemmKernel::Auto ? best_kernel() : kernel);
 }
 
+GemmKernel gemm_kernel_from_name(const std::string& name) {
+  if (name == "auto") return GemmKernel::Auto;
+  if (name == "portable") return GemmKernel::Portable;
+  if (name == "avx2") return GemmKernel::Avx2;
+  if (name == "avx512") return GemmKernel::Avx512;
+  throw std::runtime_error("gemm kernel '" + name + "': unknown kernel (portable, avx2, avx512 or auto)");
+}
+
+namespace {
+// The environment can choose too: HG_GEMM_KERNEL=portable|avx2|avx512|auto, read on first use.
+GemmKernel kernel_from_environment() {
+  const char* env = std::getenv("HG_GEMM_KERNEL");
+  if (!env || !*env) return best_kernel();
+  GemmKernel k;
+  try {
+    k = gemm_kernel_from_name(env);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("HG_GEMM_KERNEL: ") + e.what());
+  }
+  if (k == GemmKernel::Auto) return best_kernel();
+  if (!cpu_has(k))
+    throw std::runtime_error(std::string("HG_GEMM_KERNEL=") + env + ": this CPU cannot run that kernel");
+  return k;
+}
+}  // namespace
+
 GemmKernel gemm_kernel() {
   int k = g_kernel.load();
-  if (k < 0) g_kernel = k = int(best_kernel());
+  if (k < 0) g_kernel = k = int(kernel_from_environment());
   return GemmKernel(k);
 }
 

@@ -17,6 +17,7 @@
 // How sgemm is made fast (cache blocking, packing, the AVX2+FMA micro-kernel) is told in
 // gemm.cpp's header; gemm_kernel.h and gemm_kernel_*.cpp hold the micro-kernels.
 #include <cstdint>
+#include <string>
 
 namespace hg {
 struct half;      // framework/dtype/half.h: IEEE binary16, 16 bits
@@ -49,10 +50,13 @@ void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double a
 // Which micro-kernel sgemm (and gemm_f16/bf16) use. Auto picks the widest one this CPU
 // supports (checked once with __builtin_cpu_supports). Tests and the benchmark force a
 // kernel to compare the paths; asking for one the CPU lacks throws std::runtime_error.
+// Any program can be run with a chosen kernel through the environment, e.g. to see what the
+// SIMD kernels buy:   HG_GEMM_KERNEL=portable ./lab lesson 02     (portable|avx2|avx512|auto)
 enum class GemmKernel { Auto, Portable, Avx2, Avx512 };
 void set_gemm_kernel(GemmKernel kernel);
 GemmKernel gemm_kernel();             // the kernel in use (never Auto)
 const char* gemm_kernel_name();       // "portable", "avx2+fma", "avx512"
 bool gemm_kernel_supported(GemmKernel kernel);
+GemmKernel gemm_kernel_from_name(const std::string& name);  // "portable" ...; throws if unknown
 
 }  // namespace hg::cpu

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "framework/autograd/node.h"
+#include "framework/cpu/elementwise.h"
 #include "framework/ops/check.h"
 #include "framework/ops/elementwise.h"
 
@@ -61,7 +62,7 @@ Tensor batch_norm2d(const Tensor& x_in, const Tensor& gamma, const Tensor& beta,
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* px = x.data<T>();
-#pragma omp parallel for
+#pragma omp parallel for if (x_in.numel() > cpu::kParallelMin)
       for (int64_t c = 0; c < L.C; ++c) {
         double s = 0, s2 = 0;
         for (int64_t n = 0; n < L.N; ++n)
@@ -128,7 +129,7 @@ Tensor batch_norm2d(const Tensor& x_in, const Tensor& gamma, const Tensor& beta,
       using Cm = compute_t<T>;
       const T* px = xs.data<T>();
       const T* pg = dy.data<T>();
-#pragma omp parallel for
+#pragma omp parallel for if (xs.numel() > cpu::kParallelMin)
       for (int64_t c = 0; c < L.C; ++c) {
         double s = 0, sx = 0;
         const double m = (*mean)[c], is = (*invstd)[c];

@@ -53,29 +53,57 @@ Tensor max_pool2d(const Tensor& x_in, int64_t kernel, int64_t stride, int64_t pa
     const T* px = x.data<T>();
     T* py = y.data<T>();
     int32_t* am = argmax->data();
+    // plain locals: the compiler can keep them in registers across the stores below
+    const int64_t H = s.H, W = s.W, OH = s.OH, OW = s.OW, K = s.K, S = s.S, P = s.P;
 #pragma omp parallel for if (x.numel() > cpu::kParallelMin)
     for (int64_t plane = 0; plane < s.planes(); ++plane) {
-      const T* xp = px + plane * s.H * s.W;
-      for (int64_t oh = 0; oh < s.OH; ++oh)
-        for (int64_t ow = 0; ow < s.OW; ++ow) {
-          // the window clipped to the image (padding never wins: it is −inf)
-          const int64_t h0 = std::max<int64_t>(oh * s.S - s.P, 0), h1 = std::min(oh * s.S - s.P + s.K, s.H);
-          const int64_t w0 = std::max<int64_t>(ow * s.S - s.P, 0), w1 = std::min(ow * s.S - s.P + s.K, s.W);
-          Cm best = load(xp[h0 * s.W + w0]);
-          int32_t best_i = static_cast<int32_t>(h0 * s.W + w0);
+      const T* xp = px + plane * H * W;
+      T* yp = py + plane * OH * OW;
+      int32_t* ap = am + plane * OH * OW;
+      if (K == 2 && S == 2 && P == 0) {
+        // The common case (every CNN here): 2x2 windows that tile the image. Straight-line
+        // code, the same rule as the general loop below.
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          const T* r0 = xp + 2 * oh * W;
+          const T* r1 = r0 + W;
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            const int64_t i0 = 2 * oh * W + 2 * ow;
+            const int64_t idx[4] = {i0, i0 + 1, i0 + W, i0 + W + 1};
+            const Cm v[4] = {load(r0[2 * ow]), load(r0[2 * ow + 1]), load(r1[2 * ow]),
+                             load(r1[2 * ow + 1])};
+            Cm best = v[0];
+            int64_t best_i = idx[0];
+            for (int k = 1; k < 4; ++k) {
+              const bool take = v[k] > best || v[k] != v[k];
+              best = take ? v[k] : best;
+              best_i = take ? idx[k] : best_i;
+            }
+            yp[oh * OW + ow] = store<T>(best);
+            ap[oh * OW + ow] = static_cast<int32_t>(best_i);
+          }
+        }
+        continue;
+      }
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        // the window clipped to the image (padding never wins: it is −inf)
+        const int64_t h0 = std::max<int64_t>(oh * S - P, 0), h1 = std::min(oh * S - P + K, H);
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t w0 = std::max<int64_t>(ow * S - P, 0), w1 = std::min(ow * S - P + K, W);
+          Cm best = load(xp[h0 * W + w0]);
+          int64_t best_i = h0 * W + w0;
           for (int64_t h = h0; h < h1; ++h)
             for (int64_t w = w0; w < w1; ++w) {
-              Cm v = load(xp[h * s.W + w]);
-              // '>' keeps the first maximum (as PyTorch); a NaN wins, so it propagates
-              if (v > best || (std::isnan(v) && !std::isnan(best))) {
-                best = v;
-                best_i = static_cast<int32_t>(h * s.W + w);
-              }
+              Cm v = load(xp[h * W + w]);
+              // '>' keeps the first maximum (as PyTorch does); a NaN wins, so it propagates.
+              // Written as selects, not a branch: which element wins is unpredictable.
+              const bool take = v > best || v != v;
+              best = take ? v : best;
+              best_i = take ? h * W + w : best_i;
             }
-          int64_t o = (plane * s.OH + oh) * s.OW + ow;
-          py[o] = store<T>(best);
-          am[o] = best_i;
+          yp[oh * OW + ow] = store<T>(best);
+          ap[oh * OW + ow] = static_cast<int32_t>(best_i);
         }
+      }
     }
   });
   // ∂y_o/∂x_i = 1 if i is the window's argmax, else 0  =>  dx[argmax[o]] += dy[o]

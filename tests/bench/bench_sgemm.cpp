@@ -9,7 +9,7 @@
 //
 // Validate before timing: for each size both libraries compute the same product and must
 // agree with a double-precision reference on sampled entries (and with each other) before a
-// figure is printed.
+// figure is printed. Then the contenders are timed taking turns (best_seconds below).
 #include <dlfcn.h>
 #include <omp.h>
 
@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -61,20 +62,22 @@ OpenBlas load_openblas() {
 }
 
 // ---- timing ----------------------------------------------------------------------------------
-// Best of several repetitions, after one warm-up call, running at least min_time seconds.
-template <class F>
-double best_seconds(F run, double min_time) {
-  run();
-  double best = 1e30, total = 0;
-  int reps = 0;
-  while (total < min_time || reps < 3) {
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    best = std::min(best, s);
-    total += s;
-    ++reps;
-  }
+// The contenders take turns: one repetition of each per round, after one warm-up call each,
+// for at least min_time seconds per contender and 5 rounds; each keeps its best time. Taking
+// turns matters on a shared machine: a burst of load from another program then slows every
+// contender of that round, not just whoever happened to be timed at that moment.
+std::vector<double> best_seconds(const std::vector<std::function<void()>>& runs, double min_time) {
+  for (const auto& run : runs) run();
+  std::vector<double> best(runs.size(), 1e30);
+  double total = 0;
+  for (int round = 0; round < 5 || total < min_time * double(runs.size()); ++round)
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      runs[i]();
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      best[i] = std::min(best[i], s);
+      total += s;
+    }
   return best;
 }
 
@@ -161,10 +164,13 @@ bool training_shapes(const OpenBlas& ob, int threads, double min_time) {
       continue;
     }
     const double flops = 2.0 * sh.M * sh.N * double(sh.K);
-    const double g_ours = flops / best_seconds(ours, min_time) * 1e-9;
+    std::vector<std::function<void()>> runs{ours};
+    if (ob.sgemm) runs.push_back(theirs);
+    const std::vector<double> best = best_seconds(runs, min_time);
+    const double g_ours = flops / best[0] * 1e-9;
     std::printf("%-28s %2d %2d %6d %6d %6d %10.1f", sh.what, sh.ta, sh.tb, sh.M, sh.N, sh.K, g_ours);
     if (ob.sgemm) {
-      const double g_ob = flops / best_seconds(theirs, min_time) * 1e-9;
+      const double g_ob = flops / best[1] * 1e-9;
       std::printf(" %10.1f %7.0f%%", g_ob, 100.0 * g_ours / g_ob);
     }
     std::printf("\n");
@@ -266,22 +272,28 @@ int main(int argc, char** argv) {
         valid = false;
         continue;
       }
-      // 2. time
-      gflops[q] = flops / best_seconds([&] {
-        hg::cpu::sgemm(false, false, n, n, n, 1.f, A.data(), n, B.data(), n, 0.f, C.data(), n);
-      }, min_time) * 1e-9;
     }
     hg::cpu::set_gemm_kernel(GemmKernel::Auto);
     if (!valid) {
       all_valid = false;
       continue;
     }
-    double ob_gflops = 0;
+    // 2. time: every kernel and OpenBLAS, taking turns
+    std::vector<std::function<void()>> runs;
+    for (size_t q = 0; q < ks.size(); ++q)
+      runs.push_back([&, q] {
+        hg::cpu::set_gemm_kernel(ks[q]);
+        hg::cpu::sgemm(false, false, n, n, n, 1.f, A.data(), n, B.data(), n, 0.f, C.data(), n);
+      });
     if (ob.sgemm)
-      ob_gflops = flops / best_seconds([&] {
+      runs.push_back([&] {
         ob.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, A.data(), n, B.data(), n,
                  0.f, Cref.data(), n);
-      }, min_time) * 1e-9;
+      });
+    const std::vector<double> best = best_seconds(runs, min_time);
+    hg::cpu::set_gemm_kernel(GemmKernel::Auto);
+    for (size_t q = 0; q < ks.size(); ++q) gflops[q] = flops / best[q] * 1e-9;
+    const double ob_gflops = ob.sgemm ? flops / best.back() * 1e-9 : 0.0;
     std::printf("%6d", n);
     double best_gf = 0;
     for (size_t q = 0; q < ks.size(); ++q) {

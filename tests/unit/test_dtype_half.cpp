@@ -7,7 +7,12 @@
 //   - float -> half on a strided sweep equals the table reference (runs on every CPU)
 #include <doctest/doctest.h>
 
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#define HG_TEST_X86 1
+#else
+#define HG_TEST_X86 0
+#endif
 
 #include <cmath>
 #include <cstdio>
@@ -19,11 +24,15 @@
 
 namespace {
 
+#if HG_TEST_X86
 bool cpu_f16c() { return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c"); }
+#else
+bool cpu_f16c() { return false; }  // not an x86 CPU: no F16C to compare with
+#endif
 
 void require_f16c_or_skip() {
   if (!cpu_f16c()) {
-    std::printf("SKIP: this CPU has no F16C instructions, so there is no hardware reference "
+    std::printf("SKIP: this CPU has no F16C instructions (x86 AVX + F16C), so there is no hardware reference "
                 "to compare with (the strided table-reference test still runs)\n");
     std::fflush(stdout);
     std::exit(77);
@@ -31,11 +40,16 @@ void require_f16c_or_skip() {
 }
 
 // The hardware references, compiled for F16C here (not through the library).
+#if HG_TEST_X86
 __attribute__((target("avx,f16c"))) void hw_float_to_half8(const float* src, uint16_t* dst) {
   __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src), _MM_FROUND_TO_NEAREST_INT);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), h);
 }
 __attribute__((target("avx,f16c"))) float hw_half_to_float(uint16_t h) { return _cvtsh_ss(h); }
+#else
+void hw_float_to_half8(const float*, uint16_t*) {}  // never called: cpu_f16c() is false
+float hw_half_to_float(uint16_t) { return 0; }
+#endif
 
 bool is_half_nan(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x03ff) != 0; }
 

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -211,4 +212,13 @@ TEST_CASE("sgemm splits C between 1 and 3 and 4 threads and gets the same accura
     }
   }
   omp_set_num_threads(saved);
+}
+
+TEST_CASE("kernel names as HG_GEMM_KERNEL spells them") {
+  CHECK(hg::cpu::gemm_kernel_from_name("portable") == GemmKernel::Portable);
+  CHECK(hg::cpu::gemm_kernel_from_name("avx2") == GemmKernel::Avx2);
+  CHECK(hg::cpu::gemm_kernel_from_name("avx512") == GemmKernel::Avx512);
+  CHECK(hg::cpu::gemm_kernel_from_name("auto") == GemmKernel::Auto);
+  CHECK_THROWS_WITH_AS(hg::cpu::gemm_kernel_from_name("avx1024"), doctest::Contains("unknown kernel"),
+                       std::runtime_error);
 }

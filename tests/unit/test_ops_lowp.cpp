@@ -4,10 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "framework/cpu/copy.h"
 #include "framework/halfgrad.h"
 
 using namespace hg;
@@ -178,4 +180,48 @@ TEST_CASE("gradients: an F16 parameter gets an F16 gradient, an F32 one cast to 
   CHECK(k.grad().dtype() == DType::F32);
   CHECK(gamma.grad().dtype() == DType::F32);
   CHECK(beta.grad().dtype() == DType::F32);
+}
+
+TEST_CASE("block conversions F32 <-> F16/BF16 give framework/dtype's bits") {
+  // every 16-bit pattern widened, and 2^22 spread-out F32 patterns (plus specials) narrowed
+  std::vector<uint16_t> all(65536);
+  for (uint32_t i = 0; i < 65536; ++i) all[i] = static_cast<uint16_t>(i);
+  std::vector<uint32_t> wide(65536);
+  cpu::convert(all.data(), DType::BF16, wide.data(), DType::F32, 65536);
+  int bad = 0;
+  for (uint32_t i = 0; i < 65536; ++i) {
+    float ref = bf16_bits_to_float(static_cast<uint16_t>(i));
+    uint32_t rb;
+    std::memcpy(&rb, &ref, 4);
+    bad += rb != wide[i];
+  }
+  cpu::convert(all.data(), DType::F16, wide.data(), DType::F32, 65536);
+  for (uint32_t i = 0; i < 65536; ++i) {
+    float ref = half_bits_to_float(static_cast<uint16_t>(i));
+    uint32_t rb;
+    std::memcpy(&rb, &ref, 4);
+    bad += rb != wide[i];
+  }
+  CHECK_MESSAGE(bad == 0, bad << " widened patterns differ");
+  std::vector<uint32_t> f32;
+  for (uint64_t u = 0; u < (1ull << 32); u += 1021) f32.push_back(static_cast<uint32_t>(u));
+  for (uint32_t sp : {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x7F800001u,
+                      0xFFFFFFFFu, 0x7F7FFFFFu, 0x00000001u, 0x3F808000u, 0x3F818000u, 0x477FF000u})
+    f32.push_back(sp);
+  std::vector<uint16_t> narrow(f32.size());
+  int bad_bf = 0, bad_h = 0;
+  cpu::convert(f32.data(), DType::F32, narrow.data(), DType::BF16, f32.size());
+  for (size_t i = 0; i < f32.size(); ++i) {
+    float v;
+    std::memcpy(&v, &f32[i], 4);
+    bad_bf += narrow[i] != float_to_bf16_bits(v);
+  }
+  cpu::convert(f32.data(), DType::F32, narrow.data(), DType::F16, f32.size());
+  for (size_t i = 0; i < f32.size(); ++i) {
+    float v;
+    std::memcpy(&v, &f32[i], 4);
+    bad_h += narrow[i] != float_to_half_bits(v);
+  }
+  CHECK_MESSAGE(bad_bf == 0, bad_bf << " of " << f32.size() << " F32->BF16 patterns differ");
+  CHECK_MESSAGE(bad_h == 0, bad_h << " of " << f32.size() << " F32->F16 patterns differ");
 }

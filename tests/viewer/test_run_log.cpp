@@ -6,10 +6,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "viewer/demo_run.h"
 #include "viewer/run_log.h"
@@ -186,6 +189,26 @@ TEST_CASE("corrupt lines are counted with their line numbers and skipped") {
   CHECK(run.problems[4].find("56 entries, expected 57") != std::string::npos);
 }
 
+TEST_CASE("non-finite numbers written as \"nan\"/\"inf\" strings (or null) are read") {
+  TempDir d("nonfinite");
+  write(d.path / "events.jsonl",
+        R"({"type":"scalar","step":0,"name":"train/loss","value":"nan"})" "\n"
+        R"({"type":"scalar","step":1,"name":"train/loss","value":null})" "\n"
+        R"({"type":"scalar","step":2,"name":"train/loss","value":"-inf"})" "\n"
+        R"({"type":"loss_scale","step":3,"scale":"inf","found_inf":true,"skipped":true})" "\n"
+        R"({"type":"scalar","step":4,"name":"train/loss","value":"a lot"})" "\n");
+  RunReader r(d.str());
+  r.poll();
+  const auto& loss = r.data().scalars.at("train/loss");
+  REQUIRE(loss.size() == 3);
+  CHECK(std::isnan(loss[0].value));
+  CHECK(std::isnan(loss[1].value));
+  CHECK(loss[2].value == -INFINITY);
+  REQUIRE(r.data().loss_scale.size() == 1);
+  CHECK(r.data().loss_scale[0].scale == INFINITY);
+  CHECK(r.data().corrupt_lines == 1);  // "a lot" is not a number
+}
+
 TEST_CASE("unknown event types are counted, not failed") {
   TempDir d("unknown");
   write(d.path / "events.jsonl",
@@ -337,4 +360,37 @@ TEST_CASE("synthetic demo runs obey the schema's arithmetic and the scaler's rul
       CHECK(ls.empty());
     }
   }
+}
+
+TEST_CASE("a run being written live is followed as it grows") {
+  TempDir d("live");
+  DemoOptions opt;
+  opt.steps = 60;
+  opt.hist_every = 10;
+  opt.live_steps_per_second = 40;  // 1.5 s in all
+  const std::string dir = (d.path / "live").string();
+  std::thread writer([&] { make_demo_run(dir, "dynamic_scale", opt); });
+  // Poll the way the viewer does (every 250 ms) and record the last step seen each time.
+  RunReader r(dir);
+  std::vector<int64_t> seen;
+  int64_t corrupt_while_running = 0;
+  for (int i = 0; i < 40 && r.data().end_status.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    r.poll();
+    seen.push_back(r.data().max_step);
+    corrupt_while_running = std::max(corrupt_while_running, r.data().corrupt_lines);
+  }
+  writer.join();
+  r.poll();
+  std::string trace;
+  for (auto s : seen) trace += std::to_string(s) + " ";
+  CAPTURE(trace);
+  std::vector<int64_t> distinct(seen.begin(), seen.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  CHECK(distinct.size() >= 3);            // it grew while being written, not only at the end
+  CHECK(std::is_sorted(seen.begin(), seen.end()));
+  CHECK(corrupt_while_running == 0);      // half-written lines were waited for, not counted
+  CHECK(r.data().end_status == "finished");
+  CHECK(r.data().scalars.at("train/loss").size() == 60);
+  CHECK(r.data().run_json["status"] == "finished");
 }

@@ -187,12 +187,14 @@ void draw_format_table(App& app) {
   // One format: its boxes get a row of their own, big. All formats: the boxes sit in the
   // table, sized so FP32's 32 bits still leave room for the other columns.
   float box;
+  ImGui::TextDisabled("red: sign   blue: exponent   green: mantissa   bright: 1   (click a box to "
+                      "flip its bit)");
+  help_marker("Red: the sign bit. Blue: the exponent field. Green: the mantissa (fraction) "
+              "field. A bright box is a 1. Clicking a box flips that bit, and every other "
+              "format then shows the number the new bits hold. Chapter 04 walks through the "
+              "fields of each format.");
   if (s.only) {
     box = std::min(fs * 2.2f, avail / (s.only->total_bits() + 1.0f));
-    ImGui::TextUnformatted("sign | exponent | mantissa  (click a bit to flip it)");
-    help_marker("Red: the sign bit. Blue: the exponent field. Green: the mantissa (fraction) "
-                "field. A bright box is a 1. Clicking a box flips that bit, and every other "
-                "format then shows the number the new bits hold.");
     draw_bit_boxes(app, current(s, *s.only), box);
   } else {
     box = std::clamp((avail - fs * 30) / 33.0f, fs * 0.8f, fs * 1.35f);
@@ -201,7 +203,7 @@ void draw_format_table(App& app) {
                           ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_PadOuterX;
   if (!ImGui::BeginTable("formats", s.only ? 4 : 5, flags)) return;
   ImGui::TableSetupColumn("format");
-  if (!s.only) ImGui::TableSetupColumn("sign | exponent | mantissa  (click a bit to flip it)");
+  if (!s.only) ImGui::TableSetupColumn("sign | exponent | mantissa");
   ImGui::TableSetupColumn("stored value");
   ImGui::TableSetupColumn("rounding error");
   ImGui::TableSetupColumn("class");
@@ -318,7 +320,8 @@ void draw_number_line(const BitsState& s) {
       "smallest subnormal). Light: subnormal range (fewer significant bits). Bright: normal "
       "range (full precision). Red: overflow, to infinity (FP8 E4M3: saturates or NaN). The "
       "yellow line is your number. FP16 covers only 2^-24..2^16: that is why gradients need a "
-      "loss scale, and why BF16 (FP32's range, fewer bits) does not.");
+      "loss scale, and why BF16 (FP32's range, fewer bits) does not. Chapter 04 draws the same "
+      "picture from the formats' three numbers: exponent bits, mantissa bits, bias.");
   const auto& formats = all_formats();
   const float fs = ImGui::GetFontSize();
   const float row = fs * 1.5f, label_w = fs * 6;

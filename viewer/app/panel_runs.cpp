@@ -36,6 +36,12 @@ void draw_json(const nlohmann::json& j) {
   }
 }
 
+std::string bytes(int64_t n) {
+  if (n >= 1000000) return fmt::format("{:.1f} MB", n / 1e6);
+  if (n >= 1000) return fmt::format("{:.1f} kB", n / 1e3);
+  return fmt::format("{} bytes", n);
+}
+
 void draw_counts(const RunSlot& slot) {
   const RunData& d = slot.data();
   const RunReader& r = *slot.reader;
@@ -43,8 +49,7 @@ void draw_counts(const RunSlot& slot) {
   for (const auto& [k, v] : d.scalars) n_scalars += v.size();
   for (const auto& [k, v] : d.grads) n_hists += v.size();
   ImGui::Text("events.jsonl: %s of %s read, %lld lines, %lld events",
-              fmt::format("{:.1f} MB", r.offset() / 1e6).c_str(),
-              fmt::format("{:.1f} MB", r.file_size() / 1e6).c_str(),
+              bytes(r.offset()).c_str(), bytes(r.file_size()).c_str(),
               static_cast<long long>(d.lines), static_cast<long long>(d.events));
   help_marker("The file is read from where the last read stopped, so a run that is still "
               "training shows new lines within a second.");

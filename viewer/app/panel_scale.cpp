@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <imgui.h>
@@ -60,25 +62,41 @@ void draw_legend(App& app) {
   }
 }
 
-// Min and max of `values` per pixel column, as a vertical segment; plus a polyline of means.
+// One pixel column of a long series: the min, max and mean of the points that fall in it.
+struct Column {
+  int col;
+  double lo, hi, mean;
+};
+
+// Columns of `pts` for a plot `cols` pixels wide over [x0, x1). Cached: a series only changes
+// when the run grows (then its size changes), so most frames reuse the last result.
 template <class Points, class Get>
-void draw_series(const PlotFrame& f, const Points& pts, Get get, ImU32 color, float thickness) {
-  const int cols = std::max(1, static_cast<int>(f.p1.x - f.p0.x));
-  std::vector<ImVec2> line;
-  line.reserve(cols);
-  int col = -1;
+const std::vector<Column>& columns_of(const Points& pts, Get get, int tag, double x0, double x1,
+                                      int cols) {
+  struct Key {
+    const void* data;
+    size_t size;
+    int tag;
+    double x0, x1;
+    int cols;
+    bool operator<(const Key& o) const {
+      return std::tie(data, size, tag, x0, x1, cols) < std::tie(o.data, o.size, o.tag, o.x0, o.x1, o.cols);
+    }
+  };
+  static std::map<Key, std::vector<Column>> cache;
+  Key key{pts.data(), pts.size(), tag, x0, x1, cols};
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (cache.size() > 64) cache.clear();  // old sizes and widths: forget them
+  std::vector<Column>& out = cache[key];
+  int col = -1, n = 0;
   double lo = 0, hi = 0, sum = 0;
-  int n = 0;
   auto flush = [&]() {
-    if (n == 0) return;
-    float x = f.p0.x + col + 0.5f;
-    if (hi > lo) f.dl->AddLine({x, f.py(lo)}, {x, f.py(hi)}, (color & 0x00FFFFFF) | (90u << 24));
-    line.push_back({x, f.py(sum / n)});
+    if (n) out.push_back({col, lo, hi, sum / n});
   };
   for (const auto& p : pts) {
     double x = double(p.step), y = get(p);
     if (!std::isfinite(y)) continue;
-    int c = static_cast<int>((x - f.x0) / (f.x1 - f.x0) * cols);
+    int c = static_cast<int>((x - x0) / (x1 - x0) * cols);
     if (c < 0 || c >= cols) continue;
     if (c != col) {
       flush();
@@ -88,6 +106,21 @@ void draw_series(const PlotFrame& f, const Points& pts, Get get, ImU32 color, fl
     lo = std::min(lo, y), hi = std::max(hi, y), sum += y, ++n;
   }
   flush();
+  return out;
+}
+
+// A long series drawn per pixel column: a faint min..max segment and a line through the means.
+template <class Points, class Get>
+void draw_series(const PlotFrame& f, const Points& pts, Get get, int tag, ImU32 color, float thickness) {
+  const int cols = std::max(1, static_cast<int>(f.p1.x - f.p0.x));
+  const auto& columns = columns_of(pts, get, tag, f.x0, f.x1, cols);
+  std::vector<ImVec2> line;
+  line.reserve(columns.size());
+  for (const Column& c : columns) {
+    float x = f.p0.x + c.col + 0.5f;
+    if (c.hi > c.lo) f.dl->AddLine({x, f.py(c.lo)}, {x, f.py(c.hi)}, (color & 0x00FFFFFF) | (90u << 24));
+    line.push_back({x, f.py(c.mean)});
+  }
   if (line.size() == 1) f.dl->AddCircleFilled(line[0], 3, color);
   f.dl->AddPolyline(line.data(), static_cast<int>(line.size()), color, 0, thickness);
 }
@@ -99,14 +132,13 @@ void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
   for (const auto& r : app.runs) {
     if (!r.overlay) continue;
     for (const auto& p : r.data().loss_scale) {
-      if (p.scale <= 0) continue;
+      if (!(p.scale > 0) || !std::isfinite(p.scale)) continue;  // "inf"/"nan" in the log
       lo = std::min(lo, std::log2(p.scale)), hi = std::max(hi, std::log2(p.scale));
     }
   }
   if (!(hi >= lo)) {
     ImGui::TextDisabled("loss scale: none of the ticked runs logged one (fp32, fp16_naive and "
                         "bf16 runs train without a loss scale).");
-    ImGui::Dummy(ImVec2(size.x, size.y - ImGui::GetTextLineHeightWithSpacing()));
     return;
   }
   PlotFrame f = begin_plot("scale", size, xr.x0, xr.x1, std::floor(lo) - 1, std::ceil(hi) + 2,
@@ -134,20 +166,22 @@ void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
     std::vector<ImVec2> pts;
     double prev = std::numeric_limits<double>::quiet_NaN();
     for (const auto& p : r.data().loss_scale) {
-      double y = std::log2(std::max(p.scale, 1e-300));
+      if (!(p.scale > 0) || !std::isfinite(p.scale)) continue;
+      double y = std::log2(p.scale);
       if (y != prev) {
         if (!pts.empty()) pts.push_back(f.map(double(p.step), prev));
         pts.push_back(f.map(double(p.step), y));
         prev = y;
       }
     }
+    if (pts.empty()) continue;
     pts.push_back(f.map(double(r.data().loss_scale.back().step), prev));
     f.dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), r.color, 0, 2.0f);
     // skipped steps: a red tick above the line (one per pixel column at most)
     float last_x = -1e9f;
     for (const auto& p : r.data().loss_scale) {
-      if (!p.skipped) continue;
-      ImVec2 a = f.map(double(p.step), std::log2(std::max(p.scale, 1e-300)));
+      if (!p.skipped || !(p.scale > 0) || !std::isfinite(p.scale)) continue;
+      ImVec2 a = f.map(double(p.step), std::log2(p.scale));
       if (a.x - last_x < 1.0f) continue;
       last_x = a.x;
       f.dl->AddTriangleFilled({a.x, a.y - 4}, {a.x - 4, a.y - 12}, {a.x + 4, a.y - 12},
@@ -181,11 +215,12 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
     for (const char* n : names) {
       auto it = r.data().scalars.find(n);
       if (it == r.data().scalars.end()) continue;
-      for (const auto& p : it->second)
-        if (std::isfinite(p.value) && (!log_y || p.value > 0)) {
-          double v = log_y ? std::log10(p.value) : p.value;
-          lo = std::min(lo, v), hi = std::max(hi, v);
-        }
+      // The y range from the cached columns (min and max of every column = of all points).
+      const int cols = std::max(1, static_cast<int>(size.x));
+      const auto& columns = columns_of(
+          it->second, [&](const ScalarPoint& p) { return log_y ? std::log10(p.value) : p.value; },
+          log_y, xr.x0, xr.x1, cols);
+      for (const Column& c : columns) lo = std::min(lo, c.lo), hi = std::max(hi, c.hi);
       break;  // the first name a run has
     }
   }
@@ -194,10 +229,12 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
     ImGui::Dummy(ImVec2(size.x, size.y - ImGui::GetTextLineHeightWithSpacing()));
     return;
   }
-  double pad = (hi - lo) * 0.05 + 1e-6;
+  // 5% margins; a flat or single-point series still gets a readable span (2% of its value).
+  double pad = std::max({(hi - lo) * 0.05, 0.02 * std::max(std::fabs(lo), std::fabs(hi)), 1e-9});
   TickLabel pow10 = [](double v) { return fmt::format("{:.3g}", std::pow(10.0, v)); };
   TickLabel ylab = log_y ? pow10 : nullptr;
-  PlotFrame f = begin_plot(title, size, xr.x0, xr.x1, lo - pad, hi + pad, "step", title, step_label, ylab);
+  PlotFrame f = begin_plot(title, size, xr.x0, xr.x1, lo - pad, hi + pad, "step", title, step_label,
+                           ylab, 0, log_y ? kLog10Ticks : 0);
   const bool hovered = ImGui::IsItemHovered();
   const double hover_step = f.x_at(ImGui::GetIO().MousePos.x);
   if (hovered) {
@@ -211,7 +248,7 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
       if (it == r.data().scalars.end()) continue;
       draw_series(f, it->second,
                   [&](const ScalarPoint& p) { return log_y ? std::log10(p.value) : p.value; },
-                  r.color, 1.8f);
+                  log_y, r.color, 1.8f);
       if (hovered) {  // the logged point nearest the mouse
         const auto& v = it->second;
         auto k = std::lower_bound(v.begin(), v.end(), hover_step,
@@ -246,9 +283,13 @@ void draw_scale_panel(App& app) {
     if (r.overlay) xr.x1 = std::max(xr.x1, double(r.data().max_step + 1));
   ImVec2 avail = ImGui::GetContentRegionAvail();
   float gap = ImGui::GetStyle().ItemSpacing.y;
-  draw_loss_scale(app, xr, ImVec2(avail.x - ImGui::GetFontSize() * 2, avail.y * 0.36f - gap));
+  // Runs without a loss scale (FP32, BF16, naive FP16) get one line here, the curves the rest.
+  bool any_scale = false;
+  for (const auto& r : app.runs) any_scale |= r.overlay && !r.data().loss_scale.empty();
+  float scale_h = any_scale ? avail.y * 0.36f - gap : ImGui::GetTextLineHeightWithSpacing();
+  draw_loss_scale(app, xr, ImVec2(avail.x - ImGui::GetFontSize() * 2, scale_h));
   float w = (avail.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f - ImGui::GetFontSize() * 2;
-  ImVec2 half(w, avail.y * 0.64f - gap);
+  ImVec2 half(w, avail.y - scale_h - 2 * gap);
   draw_curve(app, xr, half, {"train/loss"}, "train loss (log axis)", true,
              "Cross-entropy on each training batch (a band: min..max of the steps that share a "
              "pixel; the line: their mean). Naive FP16 (chapter 06) stalls above the others: "
