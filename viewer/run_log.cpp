@@ -1,6 +1,8 @@
 // The run-folder reader: see run_log.h for what it does with odd input.
 #include "viewer/run_log.h"
 
+#include "framework/io/run_log.h"  // hg::io::event_number: "nan"/"inf" as numbers
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -24,11 +26,22 @@ bool get_int(const json& j, const char* key, int64_t& out) {
   out = it->is_number_float() ? static_cast<int64_t>(it->get<double>()) : it->get<int64_t>();
   return true;
 }
+// A number, or the strings "nan" / "inf" / "-inf" that framework/io writes for non-finite
+// values (docs/run-log.md; hg::io::event_number is the one reader of that convention).
 bool get_num(const json& j, const char* key, double& out) {
   auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return false;
-  out = it->get<double>();
-  return true;
+  if (it == j.end()) return false;
+  if (it->is_number()) {
+    out = it->get<double>();
+    return true;
+  }
+  if (!it->is_string()) return false;
+  try {
+    out = hg::io::event_number(*it);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 bool get_bool(const json& j, const char* key, bool& out) {
   auto it = j.find(key);
@@ -65,7 +78,7 @@ bool parse_event_line(const std::string& line, RunData& d, std::string* why) {
     double value = 0;
     if (!get_str(j, "name", name)) return fail("scalar without \"name\"");
     if (!get_num(j, "value", value)) {
-      // JSON has no NaN/inf: a writer may log them as null. Keep the point as NaN.
+      // Some JSON writers turn NaN/inf into null: keep such a point, as NaN.
       auto it = j.find("value");
       if (it == j.end() || !it->is_null()) return fail("scalar without a numeric \"value\"");
       value = std::numeric_limits<double>::quiet_NaN();

@@ -22,10 +22,12 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const double* A, in
 }
 
 // Threads for a batch of N images: at most one per image. With fewer images than threads the
-// images run one after another and each GEMM uses all the threads instead.
-int image_threads(int64_t N) {
+// images run one after another and each GEMM uses all the threads instead. A tiny conv
+// (multiply-adds below 2^18, e.g. in gradient checks) stays on one thread: waking a team
+// costs more than the work, and far more on a machine whose cores are busy.
+int image_threads(int64_t N, int64_t madds) {
   const int most = omp_in_parallel() ? 1 : omp_get_max_threads();
-  return N >= most ? most : 1;
+  return N >= most && madds >= (int64_t{1} << 18) ? most : 1;
 }
 
 // Images are handed out dynamically (a thread that was slowed down — by another program, or
@@ -35,7 +37,7 @@ template <class T>
 void forward_impl(const T* x, const T* w, const T* b, T* y, int64_t N, int64_t F, const ConvGeometry& g) {
   g.check();
   const int64_t P = g.positions(), CKK = g.patch(), image = g.C * g.H * g.W;
-#pragma omp parallel num_threads(image_threads(N))
+#pragma omp parallel num_threads(image_threads(N, N * F * P * CKK))
   {
     std::vector<T> cols(size_t(CKK * P));  // (CKK, P): this thread's workspace
 #pragma omp for schedule(dynamic, 1)
@@ -66,7 +68,7 @@ void backward_impl(const T* x, const T* w, const T* dy, T* dx, T* dw, T* db, int
   // 02's second conv): it is accumulated in double.
   std::vector<T> dw_part(dw ? size_t(groups * F * CKK) : 0);
   std::vector<double> db_part(db ? size_t(groups * F) : 0, 0.0);
-#pragma omp parallel num_threads(image_threads(groups))
+#pragma omp parallel num_threads(image_threads(groups, N * F * P * CKK))
   {
     std::vector<T> cols(size_t(CKK * P));  // (CKK, P): im2col(x_n), then dcols
 #pragma omp for schedule(dynamic, 1)

@@ -1,5 +1,6 @@
 #include "framework/nn/layers.h"
 
+#include <cstdio>
 #include <stdexcept>
 
 #include "framework/ops/ops.h"
@@ -31,6 +32,10 @@ Dropout::Dropout(double p_, Generator& gen) : p(p_), gen_(gen) {
 
 Tensor Dropout::forward(const Tensor& x) { return dropout(x, p, is_training(), gen_); }
 
-std::string Dropout::describe() const { return "Dropout(p=" + std::to_string(p).substr(0, 4) + ")"; }
+std::string Dropout::describe() const {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "Dropout(p=%g)", p);
+  return buf;
+}
 
 }  // namespace hg::nn

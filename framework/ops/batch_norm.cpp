@@ -1,3 +1,4 @@
+#include "framework/amp/autocast.h"
 #include "framework/ops/batch_norm.h"
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "framework/autograd/node.h"
+#include "framework/cpu/elementwise.h"
 #include "framework/ops/check.h"
 #include "framework/ops/elementwise.h"
 
@@ -34,9 +36,11 @@ struct Layout {
 
 }  // namespace
 
-Tensor batch_norm2d(const Tensor& x_in, const Tensor& gamma, const Tensor& beta,
+Tensor batch_norm2d(const Tensor& x_arg, const Tensor& gamma, const Tensor& beta,
                     const Tensor& running_mean, const Tensor& running_var, bool training,
                     double momentum, double eps) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x_in = amp::autocast_cast(x_arg, "batch_norm2d");  // F32; gamma, beta stay F32 params
   check_defined("batch_norm2d", x_in, "x");
   check_cpu("batch_norm2d", x_in, "x");
   check_dim("batch_norm2d", x_in, "x", 4, "(N, C, H, W)");
@@ -61,7 +65,7 @@ Tensor batch_norm2d(const Tensor& x_in, const Tensor& gamma, const Tensor& beta,
     visit_dtype(x.dtype(), [&](auto tag) {
       using T = decltype(tag);
       const T* px = x.data<T>();
-#pragma omp parallel for
+#pragma omp parallel for if (x_in.numel() > cpu::kParallelMin)
       for (int64_t c = 0; c < L.C; ++c) {
         double s = 0, s2 = 0;
         for (int64_t n = 0; n < L.N; ++n)
@@ -128,7 +132,7 @@ Tensor batch_norm2d(const Tensor& x_in, const Tensor& gamma, const Tensor& beta,
       using Cm = compute_t<T>;
       const T* px = xs.data<T>();
       const T* pg = dy.data<T>();
-#pragma omp parallel for
+#pragma omp parallel for if (xs.numel() > cpu::kParallelMin)
       for (int64_t c = 0; c < L.C; ++c) {
         double s = 0, sx = 0;
         const double m = (*mean)[c], is = (*invstd)[c];

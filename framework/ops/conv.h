@@ -9,10 +9,11 @@
 //   x (N, C, H, W)   w (F, C, KH, KW)   b (F) or undefined   ->   y (N, F, OH, OW)
 //   OH = (H + 2·padding − KH) / stride + 1
 //
-// How: im2col + one GEMM (framework/cpu/im2col.h explains the layout). The whole batch's
-// columns form one (CKK, N·P) matrix, so the forward is a single large GEMM
-//   Y (F, N·P) = W (F, CKK) · cols (CKK, N·P)
-// and the backward two more (dW = dY·colsᵀ, dcols = Wᵀ·dY) and a col2im.
+// How: im2col + GEMM (framework/cpu/im2col.h explains the layout), image by image:
+//   forward   Y_n (F, P) = W (F, CKK) · cols_n (CKK, P)
+//   backward  dW += dY_n · cols_nᵀ,   dcols_n = Wᵀ · dY_n,   dx_n = col2im(dcols_n)
+// The batch is split across threads; each runs its images with a serial GEMM on a column
+// buffer that stays in cache.
 //
 // F16/BF16: x and w are widened to F32 (exact) and the F32 GEMM runs: every product of two
 // F16 (or BF16) values is exact in F32 and the sums accumulate in F32 — the same numbers a

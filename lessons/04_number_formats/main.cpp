@@ -185,6 +185,11 @@ void point_one_example(const std::vector<const hg::FloatFormat*>& formats) {
 // "0.1", "1e-8", "-65520", "inf", "nan", "0x1p-24" and "2^-24" are numbers.
 bool parse_number(const std::string& text, double& out) {
   size_t caret = text.find('^');
+  if (caret != std::string::npos && !text.empty() && text[0] == '-') {  // -2^-24 is -(2^-24)
+    if (!parse_number(text.substr(1), out)) return false;
+    out = -out;
+    return true;
+  }
   if (caret != std::string::npos) {
     double base, exponent;
     if (!parse_number(text.substr(0, caret), base) || !parse_number(text.substr(caret + 1), exponent))

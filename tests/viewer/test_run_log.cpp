@@ -189,6 +189,26 @@ TEST_CASE("corrupt lines are counted with their line numbers and skipped") {
   CHECK(run.problems[4].find("56 entries, expected 57") != std::string::npos);
 }
 
+TEST_CASE("non-finite numbers written as \"nan\"/\"inf\" strings (or null) are read") {
+  TempDir d("nonfinite");
+  write(d.path / "events.jsonl",
+        R"({"type":"scalar","step":0,"name":"train/loss","value":"nan"})" "\n"
+        R"({"type":"scalar","step":1,"name":"train/loss","value":null})" "\n"
+        R"({"type":"scalar","step":2,"name":"train/loss","value":"-inf"})" "\n"
+        R"({"type":"loss_scale","step":3,"scale":"inf","found_inf":true,"skipped":true})" "\n"
+        R"({"type":"scalar","step":4,"name":"train/loss","value":"a lot"})" "\n");
+  RunReader r(d.str());
+  r.poll();
+  const auto& loss = r.data().scalars.at("train/loss");
+  REQUIRE(loss.size() == 3);
+  CHECK(std::isnan(loss[0].value));
+  CHECK(std::isnan(loss[1].value));
+  CHECK(loss[2].value == -INFINITY);
+  REQUIRE(r.data().loss_scale.size() == 1);
+  CHECK(r.data().loss_scale[0].scale == INFINITY);
+  CHECK(r.data().corrupt_lines == 1);  // "a lot" is not a number
+}
+
 TEST_CASE("unknown event types are counted, not failed") {
   TempDir d("unknown");
   write(d.path / "events.jsonl",

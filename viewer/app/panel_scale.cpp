@@ -132,14 +132,13 @@ void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
   for (const auto& r : app.runs) {
     if (!r.overlay) continue;
     for (const auto& p : r.data().loss_scale) {
-      if (p.scale <= 0) continue;
+      if (!(p.scale > 0) || !std::isfinite(p.scale)) continue;  // "inf"/"nan" in the log
       lo = std::min(lo, std::log2(p.scale)), hi = std::max(hi, std::log2(p.scale));
     }
   }
   if (!(hi >= lo)) {
     ImGui::TextDisabled("loss scale: none of the ticked runs logged one (fp32, fp16_naive and "
                         "bf16 runs train without a loss scale).");
-    ImGui::Dummy(ImVec2(size.x, size.y - ImGui::GetTextLineHeightWithSpacing()));
     return;
   }
   PlotFrame f = begin_plot("scale", size, xr.x0, xr.x1, std::floor(lo) - 1, std::ceil(hi) + 2,
@@ -167,20 +166,22 @@ void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
     std::vector<ImVec2> pts;
     double prev = std::numeric_limits<double>::quiet_NaN();
     for (const auto& p : r.data().loss_scale) {
-      double y = std::log2(std::max(p.scale, 1e-300));
+      if (!(p.scale > 0) || !std::isfinite(p.scale)) continue;
+      double y = std::log2(p.scale);
       if (y != prev) {
         if (!pts.empty()) pts.push_back(f.map(double(p.step), prev));
         pts.push_back(f.map(double(p.step), y));
         prev = y;
       }
     }
+    if (pts.empty()) continue;
     pts.push_back(f.map(double(r.data().loss_scale.back().step), prev));
     f.dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), r.color, 0, 2.0f);
     // skipped steps: a red tick above the line (one per pixel column at most)
     float last_x = -1e9f;
     for (const auto& p : r.data().loss_scale) {
-      if (!p.skipped) continue;
-      ImVec2 a = f.map(double(p.step), std::log2(std::max(p.scale, 1e-300)));
+      if (!p.skipped || !(p.scale > 0) || !std::isfinite(p.scale)) continue;
+      ImVec2 a = f.map(double(p.step), std::log2(p.scale));
       if (a.x - last_x < 1.0f) continue;
       last_x = a.x;
       f.dl->AddTriangleFilled({a.x, a.y - 4}, {a.x - 4, a.y - 12}, {a.x + 4, a.y - 12},
@@ -232,7 +233,8 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
   double pad = std::max({(hi - lo) * 0.05, 0.02 * std::max(std::fabs(lo), std::fabs(hi)), 1e-9});
   TickLabel pow10 = [](double v) { return fmt::format("{:.3g}", std::pow(10.0, v)); };
   TickLabel ylab = log_y ? pow10 : nullptr;
-  PlotFrame f = begin_plot(title, size, xr.x0, xr.x1, lo - pad, hi + pad, "step", title, step_label, ylab);
+  PlotFrame f = begin_plot(title, size, xr.x0, xr.x1, lo - pad, hi + pad, "step", title, step_label,
+                           ylab, 0, log_y ? kLog10Ticks : 0);
   const bool hovered = ImGui::IsItemHovered();
   const double hover_step = f.x_at(ImGui::GetIO().MousePos.x);
   if (hovered) {
@@ -281,9 +283,13 @@ void draw_scale_panel(App& app) {
     if (r.overlay) xr.x1 = std::max(xr.x1, double(r.data().max_step + 1));
   ImVec2 avail = ImGui::GetContentRegionAvail();
   float gap = ImGui::GetStyle().ItemSpacing.y;
-  draw_loss_scale(app, xr, ImVec2(avail.x - ImGui::GetFontSize() * 2, avail.y * 0.36f - gap));
+  // Runs without a loss scale (FP32, BF16, naive FP16) get one line here, the curves the rest.
+  bool any_scale = false;
+  for (const auto& r : app.runs) any_scale |= r.overlay && !r.data().loss_scale.empty();
+  float scale_h = any_scale ? avail.y * 0.36f - gap : ImGui::GetTextLineHeightWithSpacing();
+  draw_loss_scale(app, xr, ImVec2(avail.x - ImGui::GetFontSize() * 2, scale_h));
   float w = (avail.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f - ImGui::GetFontSize() * 2;
-  ImVec2 half(w, avail.y * 0.64f - gap);
+  ImVec2 half(w, avail.y - scale_h - 2 * gap);
   draw_curve(app, xr, half, {"train/loss"}, "train loss (log axis)", true,
              "Cross-entropy on each training batch (a band: min..max of the steps that share a "
              "pixel; the line: their mean). Naive FP16 (chapter 06) stalls above the others: "

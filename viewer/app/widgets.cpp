@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 namespace hg::viewer {
 
@@ -76,7 +77,8 @@ PlotFrame begin_plot(const char* id, ImVec2 size, double x0, double x1, double y
   const ImU32 grid = IM_COL32(255, 255, 255, 28), text = ImGui::GetColorU32(ImGuiCol_Text);
   dl->AddRectFilled(f.p0, f.p1, IM_COL32(20, 22, 28, 255));
   if (x_step <= 0) x_step = nice_step(x1 - x0, std::max(2, int((f.p1.x - f.p0.x) / (fs * 6))));
-  if (y_step <= 0) y_step = nice_step(y1 - y0, std::max(2, int((f.p1.y - f.p0.y) / (fs * 2.5f))));
+  if (y_step <= 0 && y_step != kLog10Ticks)
+    y_step = nice_step(y1 - y0, std::max(2, int((f.p1.y - f.p0.y) / (fs * 2.5f))));
   for (double x = std::ceil(x0 / x_step) * x_step; x <= x1 + 1e-9 * x_step; x += x_step) {
     float sx = f.px(x);
     dl->AddLine({sx, f.p0.y}, {sx, f.p1.y}, grid);
@@ -84,7 +86,23 @@ PlotFrame begin_plot(const char* id, ImVec2 size, double x0, double x1, double y
     float w = ImGui::CalcTextSize(s.c_str()).x;
     dl->AddText({sx - w * 0.5f, f.p1.y + 2}, text, s.c_str());
   }
-  for (double y = std::ceil(y0 / y_step) * y_step; y <= y1 + 1e-9 * y_step; y += y_step) {
+  std::vector<double> y_ticks;
+  if (y_step == kLog10Ticks) {
+    // y holds log10(v): ticks at 1, 2, 5 x 10^k (fewer or more mantissas to keep 3..8 ticks).
+    for (const std::vector<double>& ms : {std::vector<double>{1, 2, 5}, {1}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+      y_ticks.clear();
+      for (int k = static_cast<int>(std::floor(y0)) - 1; k <= static_cast<int>(std::ceil(y1)); ++k)
+        for (double m : ms) {
+          double t = k + std::log10(m);
+          if (t >= y0 && t <= y1) y_ticks.push_back(t);
+        }
+      if (y_ticks.size() >= 3 && y_ticks.size() <= 8) break;
+    }
+  } else {
+    for (double y = std::ceil(y0 / y_step) * y_step; y <= y1 + 1e-9 * y_step; y += y_step)
+      y_ticks.push_back(y);
+  }
+  for (double y : y_ticks) {
     float sy = f.py(y);
     dl->AddLine({f.p0.x, sy}, {f.p1.x, sy}, grid);
     std::string s = y_label(y);

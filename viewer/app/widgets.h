@@ -32,6 +32,7 @@ struct PlotFrame {
 // their labels, and clips to the inner rectangle until end_plot(). Tick labels go through
 // x_label / y_label (nullptr: "%g"). Returns the frame; ImGui::IsItemHovered() works after it.
 using TickLabel = std::string (*)(double);
+constexpr double kLog10Ticks = -10;  // as y_step: y is log10(v), ticks at 1, 2, 5 x 10^k
 PlotFrame begin_plot(const char* id, ImVec2 size, double x0, double x1, double y0, double y1,
                      const char* x_title, const char* y_title, TickLabel x_label = nullptr,
                      TickLabel y_label = nullptr, double x_step = 0, double y_step = 0);

@@ -56,11 +56,19 @@ inline Closeness compare(const std::vector<float>& got, const std::vector<float>
 
 // CHECKs that `got` matches `ref` elementwise; on failure prints the max difference and the
 // worst element.
+// scale_atol > 0 adds scale_atol · max|ref| to atol: for tensors whose rounding error is set
+// by their largest entries (sums through a badly conditioned op such as BatchNorm over a
+// handful of values), not by each element's own size.
 inline void check_close(const std::string& what, const Tensor& got, const Tensor& ref, double atol,
-                        double rtol) {
+                        double rtol, double scale_atol = 0) {
   INFO(what);
   REQUIRE(got.shape() == ref.shape());
   const std::vector<float> g = got.to_vector(), r = ref.to_vector();
+  if (scale_atol > 0) {
+    double m = 0;
+    for (float v : r) m = std::max(m, std::fabs(static_cast<double>(v)));
+    atol += scale_atol * m;
+  }
   const Closeness c = compare(g, r, atol, rtol);
   INFO("max |diff| = " << c.max_abs_diff << ", worst element " << c.worst_index << ": got "
                        << (c.worst_index >= 0 ? g[c.worst_index] : 0.f) << " ref "

@@ -2,7 +2,7 @@
 """Reference fixtures for tests/unit/test_nn_torch.cpp, written by PyTorch (Debian python3-torch).
 
 Run from the repository root:   /usr/bin/python3 tests/reference/nn/make_fixtures.py
-It writes tests/reference/nn/{mlp_sgd,smallcnn_sgd,optimizers,model_names}.json, which are committed;
+It writes tests/reference/nn/{mlp_sgd,smallcnn_sgd,resnet_sgd,optimizers,model_names}.json, which are committed;
 the C++ tests read them and need no Python.
 
 Each model fixture holds, for a small version of the model (same layers, smaller sizes, so
@@ -51,6 +51,11 @@ class SmallCNN(nn.Module):  # framework/nn/models/small_cnn.h with channels (4, 
 class BasicBlock(nn.Module):  # torchvision.models.resnet.BasicBlock
     expansion = 1
 
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + (self.downsample(x) if self.downsample is not None else x))
+
     def __init__(self, cin, width, stride):
         super().__init__()
         self.conv1 = nn.Conv2d(cin, width, 3, stride, 1, bias=False)
@@ -79,18 +84,23 @@ class Bottleneck(nn.Module):  # torchvision.models.resnet.Bottleneck (stride on 
 
 
 class ResNet(nn.Module):  # torchvision's ResNet with a 3x3 stride-1 stem and no max-pool
-    def __init__(self, block, layers, cin=1, classes=10):
+    def __init__(self, block, layers, cin=1, classes=10, width=64):
         super().__init__()
-        self.conv1 = nn.Conv2d(cin, 64, 3, 1, 1, bias=False)
-        self.bn1 = nn.BatchNorm2d(64)
-        c = 64
-        for i, (w, n) in enumerate(zip((64, 128, 256, 512), layers)):
+        self.conv1 = nn.Conv2d(cin, width, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        c = width
+        for i, (w, n) in enumerate(zip((width, 2 * width, 4 * width, 8 * width), layers)):
             blocks = []
             for j in range(n):
                 blocks.append(block(c, w, (1 if i == 0 else 2) if j == 0 else 1))
                 c = w * block.expansion
             setattr(self, f"layer{i + 1}", nn.Sequential(*blocks))
         self.fc = nn.Linear(c, classes)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
 
 
 def names_and_shapes(model):
@@ -111,6 +121,7 @@ def model_fixture(model, x, y, lr=0.05, momentum=0.9, weight_decay=5e-4, steps=2
         "lr": lr, "momentum": momentum, "weight_decay": weight_decay,
         "input": tensor_json(x), "labels": [int(v) for v in y.tolist()],
         "params": {n: tensor_json(p) for n, p in model.named_parameters()},
+        "buffers": {n: tensor_json(b) for n, b in model.named_buffers() if not n.endswith("num_batches_tracked")},
         "param_order": [n for n, _ in model.named_parameters()],
         "steps": [],
     }
@@ -125,6 +136,8 @@ def model_fixture(model, x, y, lr=0.05, momentum=0.9, weight_decay=5e-4, steps=2
         out["steps"].append({
             "logits": tensor_json(logits), "loss": float(loss.item()), "grads": grads,
             "params_after": {n: tensor_json(p) for n, p in model.named_parameters()},
+            "buffers_after": {n: tensor_json(b) for n, b in model.named_buffers()
+                              if not n.endswith("num_batches_tracked")},
         })
     return out
 
@@ -174,6 +187,13 @@ def main():
     x = torch.randn(4, 1, 8, 8)
     y = torch.randint(0, 10, (4,))
     write("smallcnn_sgd.json", model_fixture(cnn, x, y))
+
+    # A narrow ResNet-18-style net (one BasicBlock per stage, width 2): BatchNorm in training
+    # mode (batch statistics, running-stat updates), residual adds, strided 1x1 downsample.
+    resnet = ResNet(BasicBlock, [1, 1, 1, 1], cin=1, classes=10, width=2)
+    x = torch.randn(4, 1, 8, 8)
+    y = torch.randint(0, 10, (4,))
+    write("resnet_sgd.json", model_fixture(resnet, x, y))
 
     write("optimizers.json", optimizer_fixture())
 
