@@ -116,7 +116,10 @@ bool draw_pickers(App& app, int& run_index, const std::vector<GradHist>*& hists,
     g.step = (*hists)[index].step;
   help_marker("The training step (histograms are logged every few steps). Also: click the heat "
               "map below.");
-  ImGui::SameLine();
+  // The two checkboxes go on the same row when it has room (a narrow window wraps them).
+  const float need = fs * 18;
+  if (ImGui::GetContentRegionAvail().x - ImGui::GetItemRectMax().x + ImGui::GetCursorScreenPos().x > need)
+    ImGui::SameLine();
   ImGui::Checkbox("log counts", &g.log_counts);
   help_marker("Bar height log10(1 + count): small groups of values (the ones FP16 loses) stay "
               "visible next to big ones.");
@@ -193,8 +196,8 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
 
 void draw_summary(const GradHist& h) {
   auto pct = [&](int64_t c) { return h.total > 0 ? 100.0 * c / h.total : 0.0; };
-  ImGui::Text("step %lld   scale %g (2^%g)   %lld values:  zeros %.2f%%   FP16 underflow %.2f%%   "
-              "subnormal %.2f%%   overflow %.3f%%   inf %lld   NaN %lld",
+  ImGui::TextWrapped("step %lld   scale %g (2^%g)   %lld values:  zeros %.2f%%   FP16 underflow "
+              "%.2f%%   subnormal %.2f%%   overflow %.3f%%   inf %lld   NaN %lld",
               static_cast<long long>(h.step), h.scale, log2_scale(h),
               static_cast<long long>(h.total), pct(h.zeros), pct(h.fp16_underflow),
               pct(h.fp16_subnormal), pct(h.fp16_overflow), static_cast<long long>(h.inf),
@@ -280,7 +283,7 @@ void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& h
   PlotFrame f = begin_plot("heat", size, s0, s1 + dx, t.e_lo, t.e_hi + 1, "step",
                            "heat map over steps: log2 |g| as computed (x loss scale, what "
                            "FP16 holds); colour: count",
-                           step_label, pow2_label, 0, 8);
+                           step_label, pow2_label, 0, size.y > ImGui::GetFontSize() * 10 ? 8 : 16);
   if (ImGui::IsItemActive() && ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
     double step = f.x_at(ImGui::GetIO().MousePos.x);
     g.step = hs[nearest_index(hs, static_cast<int64_t>(step))].step;
