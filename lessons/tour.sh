@@ -6,6 +6,7 @@
 set -euo pipefail
 BUILD="${1:?usage: tour.sh BUILD_DIR}"
 LIMIT="${HG_TOUR_LIMIT:-10000}"
+echo "(the seconds are wall time on this machine; on a shared machine they are noisy)"
 for n in 04 06 10; do
   [ -x "$BUILD/lessons/lesson_$n" ] || { echo "tour: $BUILD/lessons/lesson_$n is missing; run ./lab build" >&2; exit 1; }
 done
@@ -27,7 +28,7 @@ cat "$OUT/06.txt" "$OUT/10.txt" | grep '^RESULT' | awk '
     printf "  %-11s test accuracy %.4f   %6.2f s/epoch\n", v["precision"], v["test_accuracy"], v["seconds_per_epoch"] }'
 echo
 echo "run logs (open them with ./lab view):"
-echo "  runs/tour_mlp_fp32/  runs/tour_mlp_fp16_naive/  runs/10_mlp... -> runs/tour_mlp_amp_f16/"
+echo "  runs/tour_mlp_fp32/  runs/tour_mlp_fp16_naive/  runs/tour_mlp_amp_f16/"
 echo "what the precisions mean, and why naive FP16 loses updates: lessons/06_fp16_naive/README.md,"
 echo "lessons/10_autocast_amp/README.md"
 echo

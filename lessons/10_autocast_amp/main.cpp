@@ -92,6 +92,7 @@ struct RunResult {
   hg::eval::Report report;
   double last_loss = 0, seconds_per_epoch = 0;
   int64_t activation_bytes = 0;  // of one training step's graph, batch size as given
+  int64_t weight_copy_bytes = 0;  // F16 casts of the F32 weights the graph holds (AMP only)
   int64_t skipped = 0;
   float last_scale = 0;
   std::string dir;
@@ -131,7 +132,11 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
         hg::amp::Autocast ac(low, amp);  // enabled = false for the FP32 run: same loop
         loss = hg::cross_entropy((*model)(batch.images), batch.labels);
       }
-      if (step == 0) r.activation_bytes = hg::amp::activation_bytes(loss);
+      if (step == 0) {
+        const auto mem = hg::amp::graph_memory(loss);
+        r.activation_bytes = mem.activations;
+        r.weight_copy_bytes = mem.weight_copies;
+      }
       scaler.scale(loss).backward();
       const auto named = model->named_parameters();
       if (stats.due(step)) stats.capture(step, named, scaler.is_enabled() ? scale_used : 1.0);
@@ -211,13 +216,14 @@ int main(int argc, char** argv) {
     std::vector<RunResult> runs;
     for (const auto& p : wanted) runs.push_back(train(p, f, epochs, stats_every, train_ds, test_ds));
 
-    std::printf("\n%-9s %9s %10s %10s %9s %10s %10s %14s %8s\n", "precision", "test acc",
-                "macro P", "macro R", "macro F1", "last loss", "s/epoch", "activations", "skipped");
+    std::printf("\n%-9s %9s %9s %9s %9s %10s %9s %12s %13s %8s\n", "precision", "test acc",
+                "macro P", "macro R", "macro F1", "last loss", "s/epoch", "activations",
+                "weight copies", "skipped");
     for (const auto& r : runs)
-      std::printf("%-9s %9.4f %10.4f %10.4f %9.4f %10.4f %10.2f %11.2f MB %8lld\n",
+      std::printf("%-9s %9.4f %9.4f %9.4f %9.4f %10.4f %9.2f %9.3f MB %10.3f MB %8lld\n",
                   r.precision.c_str(), r.report.accuracy, r.report.macro_precision,
                   r.report.macro_recall, r.report.macro_f1, r.last_loss, r.seconds_per_epoch,
-                  r.activation_bytes / 1e6, (long long)r.skipped);
+                  r.activation_bytes / 1e6, r.weight_copy_bytes / 1e6, (long long)r.skipped);
     if (runs.size() >= 2 && runs[0].activation_bytes > 0)
       for (size_t i = 1; i < runs.size(); ++i)
         std::printf("%s vs %s: time x%.2f, activation memory x%.2f, accuracy %+.4f\n",
@@ -230,7 +236,7 @@ int main(int argc, char** argv) {
         std::printf("\n%s\n%s", r.precision.c_str(),
                     hg::eval::format_report(r.report, test_ds.class_names).c_str());
     std::printf("\nactivations: bytes the autograd graph of one training step keeps for backward "
-                "(batch %lld)\nGPU: not measured here (no GPU on this machine; this program runs on "
+                "(batch %lld);\nweight copies: the F16 casts of the F32 weights it also keeps\nGPU: not measured here (no GPU on this machine; this program runs on "
                 "the CPU only, --device cuda is refused)\nrun logs: ", (long long)f.batch_size);
     for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
     std::printf("(./lab view)\n");

@@ -65,6 +65,20 @@ void show_formats() {
     std::printf("  matmul (64x256)·(256x64) in %-4s: relative error %.2e vs F32\n",
                 hg::dtype_name(d), std::sqrt(num / den));
   }
+  // An activation above 65504: a linear layer whose output is ~1.2e5. Inside an F16 region
+  // the output is inf and the loss NaN — no loss scale can help, the forward pass itself
+  // overflows. Inside a BF16 region it is just a large number.
+  Tensor x = Tensor::full({1, 784}, 300.0);                 // (1, 784)
+  Tensor w = Tensor::full({10, 784}, 0.5);                  // (10, 784): each output 117600
+  w.requires_grad_(true);
+  const std::vector<int32_t> label = {3};
+  for (DType d : {DType::F16, DType::BF16}) {
+    hg::amp::Autocast ac(d);
+    Tensor h = hg::linear(x, w);                            // (1, 10) in d
+    Tensor loss = hg::cross_entropy(h, label);              // () in F32
+    std::printf("  linear output 784 x 300 x 0.5 = 117600 in a %-4s region: %-10g loss %g\n",
+                hg::dtype_name(d), h.to(DType::F32).to_vector()[0], loss.item());
+  }
   std::printf("\n");
 }
 
@@ -93,6 +107,7 @@ struct RunResult {
   hg::eval::Report report;
   double last_loss = 0, seconds_per_epoch = 0;
   int64_t activation_bytes = 0;  // of one training step's graph, batch size as given
+  int64_t weight_copy_bytes = 0;  // F16 casts of the F32 weights the graph holds (AMP only)
   int64_t skipped = 0;
   int64_t nonfinite_losses = 0;  // steps whose forward pass produced inf/NaN
   float last_scale = 0;
@@ -133,7 +148,11 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
         hg::amp::Autocast ac(low, amp);  // enabled = false for the FP32 run: same loop
         loss = hg::cross_entropy((*model)(hg::mul(batch.images, input_scale)), batch.labels);
       }
-      if (step == 0) r.activation_bytes = hg::amp::activation_bytes(loss);
+      if (step == 0) {
+        const auto mem = hg::amp::graph_memory(loss);
+        r.activation_bytes = mem.activations;
+        r.weight_copy_bytes = mem.weight_copies;
+      }
       scaler.scale(loss).backward();
       const auto named = model->named_parameters();
       if (stats.due(step)) stats.capture(step, named, scaler.is_enabled() ? scale_used : 1.0);
