@@ -18,9 +18,7 @@ Tensor reduce_all(const char* op, const Tensor& x_in, double scale) {
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* p = x.data<T>();
-    const int64_t n = x.numel();
-#pragma omp parallel for reduction(+ : acc) if (n > cpu::kParallelMin)
-    for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(load(p[i]));
+    acc = cpu::deterministic_sum(x.numel(), [p](int64_t i) { return static_cast<double>(load(p[i])); });
   });
   return Tensor::scalar(acc * scale, x.dtype());
 }
