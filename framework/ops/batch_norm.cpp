@@ -1,3 +1,4 @@
+#include "framework/amp/autocast.h"
 #include "framework/ops/batch_norm.h"
 
 #include <fmt/format.h>
@@ -35,9 +36,11 @@ struct Layout {
 
 }  // namespace
 
-Tensor batch_norm2d(const Tensor& x_in, const Tensor& gamma, const Tensor& beta,
+Tensor batch_norm2d(const Tensor& x_arg, const Tensor& gamma, const Tensor& beta,
                     const Tensor& running_mean, const Tensor& running_var, bool training,
                     double momentum, double eps) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x_in = amp::autocast_cast(x_arg, "batch_norm2d");  // F32; gamma, beta stay F32 params
   check_defined("batch_norm2d", x_in, "x");
   check_cpu("batch_norm2d", x_in, "x");
   check_dim("batch_norm2d", x_in, "x", 4, "(N, C, H, W)");

@@ -1,3 +1,4 @@
+#include "framework/amp/autocast.h"
 #include "framework/ops/conv.h"
 
 #include <fmt/format.h>
@@ -34,8 +35,11 @@ DType work_dtype(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
 
 }  // namespace
 
-Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in, int64_t stride,
+Tensor conv2d(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg, int64_t stride,
               int64_t padding) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x_in = amp::autocast_cast(x_arg, "conv2d"), w_in = amp::autocast_cast(w_arg, "conv2d"),
+               b_in = amp::autocast_cast(b_arg, "conv2d");
   // ---- entry checks ----
   check_defined("conv2d", x_in, "x");
   check_defined("conv2d", w_in, "weight");

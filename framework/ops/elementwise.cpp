@@ -1,3 +1,4 @@
+#include "framework/amp/autocast.h"
 #include "framework/ops/elementwise.h"
 
 #include <fmt/format.h>
@@ -92,7 +93,10 @@ template <class F> Tensor broadcast_map(const char* op, const Tensor& a, const T
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) {
+Tensor add(const Tensor& a_arg, const Tensor& b_arg) {
+  // autocast (framework/amp): mixed F16/F32 inputs promote to the wider; a no-op outside a region
+  Tensor a = a_arg, b = b_arg;
+  amp::autocast_promote(a, b, "add");
   check_binary("add", a, b);
   Tensor y = broadcast_map("add", a, b, [](auto x, auto z) { return x + z; });
   // d(a+b)/da = 1, d(a+b)/db = 1
@@ -103,7 +107,10 @@ Tensor add(const Tensor& a, const Tensor& b) {
   });
 }
 
-Tensor sub(const Tensor& a, const Tensor& b) {
+Tensor sub(const Tensor& a_arg, const Tensor& b_arg) {
+  // autocast (framework/amp): mixed F16/F32 inputs promote to the wider; a no-op outside a region
+  Tensor a = a_arg, b = b_arg;
+  amp::autocast_promote(a, b, "sub");
   check_binary("sub", a, b);
   Tensor y = broadcast_map("sub", a, b, [](auto x, auto z) { return x - z; });
   // d(a−b)/da = 1, d(a−b)/db = −1
@@ -114,7 +121,10 @@ Tensor sub(const Tensor& a, const Tensor& b) {
   });
 }
 
-Tensor mul(const Tensor& a, const Tensor& b) {
+Tensor mul(const Tensor& a_arg, const Tensor& b_arg) {
+  // autocast (framework/amp): mixed F16/F32 inputs promote to the wider; a no-op outside a region
+  Tensor a = a_arg, b = b_arg;
+  amp::autocast_promote(a, b, "mul");
   check_binary("mul", a, b);
   Tensor y = broadcast_map("mul", a, b, [](auto x, auto z) { return x * z; });
   // d(a·b)/da = b, d(a·b)/db = a
@@ -125,7 +135,10 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   });
 }
 
-Tensor div(const Tensor& a, const Tensor& b) {
+Tensor div(const Tensor& a_arg, const Tensor& b_arg) {
+  // autocast (framework/amp): mixed F16/F32 inputs promote to the wider; a no-op outside a region
+  Tensor a = a_arg, b = b_arg;
+  amp::autocast_promote(a, b, "div");
   check_binary("div", a, b);
   Tensor y = broadcast_map("div", a, b, [](auto x, auto z) { return x / z; });
   // d(a/b)/da = 1/b, d(a/b)/db = −a/b²

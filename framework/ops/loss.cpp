@@ -1,3 +1,4 @@
+#include "framework/amp/autocast.h"
 #include "framework/ops/loss.h"
 
 #include <fmt/format.h>
@@ -10,7 +11,9 @@
 
 namespace hg {
 
-Tensor cross_entropy(const Tensor& logits_in, const std::vector<int32_t>& targets) {
+Tensor cross_entropy(const Tensor& logits_arg, const std::vector<int32_t>& targets) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor logits_in = amp::autocast_cast(logits_arg, "cross_entropy");
   check_defined("cross_entropy", logits_in, "logits");
   check_cpu("cross_entropy", logits_in, "logits");
   check_dim("cross_entropy", logits_in, "logits", 2, "(N, C)");
@@ -88,7 +91,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets) {
   return cross_entropy(logits, ids);
 }
 
-Tensor mse_loss(const Tensor& pred, const Tensor& target) {
+Tensor mse_loss(const Tensor& pred_arg, const Tensor& target_arg) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor pred = amp::autocast_cast(pred_arg, "mse_loss"), target = amp::autocast_cast(target_arg, "mse_loss");
   check_defined("mse_loss", pred, "pred");
   check_defined("mse_loss", target, "target");
   check_cpu("mse_loss", pred, "pred");

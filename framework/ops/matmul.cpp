@@ -1,3 +1,4 @@
+#include "framework/amp/autocast.h"
 #include "framework/ops/matmul.h"
 
 #include <fmt/format.h>
@@ -53,7 +54,9 @@ void check_matmul_inputs(const char* op, const Tensor& a, const char* an, const 
 
 }  // namespace
 
-Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool ta, bool tb) {
+Tensor matmul(const Tensor& a_arg, const Tensor& b_arg, bool ta, bool tb) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor a_in = amp::autocast_cast(a_arg, "matmul"), b_in = amp::autocast_cast(b_arg, "matmul");
   check_matmul_inputs("matmul", a_in, "a", b_in, "b");
   check_dim("matmul", a_in, "a", 2, ta ? "(K, M) (trans_a)" : "(M, K)");
   check_dim("matmul", b_in, "b", 2, tb ? "(N, K) (trans_b)" : "(K, N)");
@@ -82,7 +85,10 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in, bool ta, bool tb) {
   });
 }
 
-Tensor linear(const Tensor& x_in, const Tensor& w_in, const Tensor& b_in) {
+Tensor linear(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x_in = amp::autocast_cast(x_arg, "linear"), w_in = amp::autocast_cast(w_arg, "linear"),
+               b_in = amp::autocast_cast(b_arg, "linear");
   check_matmul_inputs("linear", x_in, "x", w_in, "weight");
   check_dim("linear", x_in, "x", 2, "(N, in_features)");
   check_dim("linear", w_in, "weight", 2, "(out_features, in_features)");

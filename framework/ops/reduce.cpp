@@ -1,3 +1,4 @@
+#include "framework/amp/autocast.h"
 #include "framework/ops/reduce.h"
 
 #include "framework/autograd/node.h"
@@ -71,7 +72,9 @@ Shape keepdim_shape(const Shape& s, int64_t dim) {
 
 }  // namespace
 
-Tensor sum(const Tensor& x) {
+Tensor sum(const Tensor& x_arg) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x = amp::autocast_cast(x_arg, "sum");
   Tensor y = reduce_all("sum", x, 1.0);
   // d(Σx)/dx_i = 1
   Shape xs = x.shape();
@@ -80,7 +83,9 @@ Tensor sum(const Tensor& x) {
   });
 }
 
-Tensor mean(const Tensor& x) {
+Tensor mean(const Tensor& x_arg) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x = amp::autocast_cast(x_arg, "mean");
   const int64_t n = x.defined() ? x.numel() : 1;
   Tensor y = reduce_all("mean", x, 1.0 / (n ? n : 1));
   // d(Σx/n)/dx_i = 1/n
@@ -90,7 +95,9 @@ Tensor mean(const Tensor& x) {
   });
 }
 
-Tensor sum(const Tensor& x, int64_t dim, bool keepdim) {
+Tensor sum(const Tensor& x_arg, int64_t dim, bool keepdim) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x = amp::autocast_cast(x_arg, "sum");
   Tensor y = reduce_dim("sum", x, dim, keepdim, 0);
   // d(Σ_j x_j)/dx_i = 1 along the reduced dim
   Shape xs = x.shape();
@@ -100,7 +107,9 @@ Tensor sum(const Tensor& x, int64_t dim, bool keepdim) {
   });
 }
 
-Tensor mean(const Tensor& x, int64_t dim, bool keepdim) {
+Tensor mean(const Tensor& x_arg, int64_t dim, bool keepdim) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x = amp::autocast_cast(x_arg, "mean");
   Tensor y = reduce_dim("mean", x, dim, keepdim, 1.0);
   // d(mean_j x_j)/dx_i = 1/n along the reduced dim
   Shape xs = x.shape();

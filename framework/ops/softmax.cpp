@@ -1,3 +1,4 @@
+#include "framework/amp/autocast.h"
 #include "framework/ops/softmax.h"
 
 #include <cmath>
@@ -88,7 +89,9 @@ Tensor softmax_backward(const Tensor& dy_in, const Tensor& y, int64_t dim, Dot d
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, int64_t dim) {
+Tensor softmax(const Tensor& x_arg, int64_t dim) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x = amp::autocast_cast(x_arg, "softmax");
   Tensor y = softmax_forward("softmax", x, dim, false);
   // ∂y_i/∂x_j = y_i(δ_ij − y_j)  =>  dx_j = y_j · (dy_j − Σ_i dy_i y_i)
   Tensor yd = y.detach();
@@ -100,7 +103,9 @@ Tensor softmax(const Tensor& x, int64_t dim) {
   });
 }
 
-Tensor log_softmax(const Tensor& x, int64_t dim) {
+Tensor log_softmax(const Tensor& x_arg, int64_t dim) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x = amp::autocast_cast(x_arg, "log_softmax");
   Tensor y = softmax_forward("log_softmax", x, dim, true);
   // ∂y_i/∂x_j = δ_ij − softmax_j  =>  dx_j = dy_j − softmax_j · Σ_i dy_i,  softmax = e^y
   Tensor yd = y.detach();

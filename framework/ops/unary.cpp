@@ -1,3 +1,4 @@
+#include "framework/amp/autocast.h"
 #include "framework/ops/unary.h"
 
 #include <cmath>
@@ -72,7 +73,9 @@ Tensor tanh(const Tensor& x) {
   });
 }
 
-Tensor exp(const Tensor& x) {
+Tensor exp(const Tensor& x_arg) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x = amp::autocast_cast(x_arg, "exp");
   check_unary("exp", x);
   Tensor y = cpu::map(x, [](auto v) { return exp(v); });
   // exp'(x) = exp(x)
@@ -82,7 +85,9 @@ Tensor exp(const Tensor& x) {
   });
 }
 
-Tensor log(const Tensor& x) {
+Tensor log(const Tensor& x_arg) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x = amp::autocast_cast(x_arg, "log");
   check_unary("log", x);
   Tensor y = cpu::map(x, [](auto v) { return log(v); });
   // log'(x) = 1/x
@@ -103,7 +108,9 @@ Tensor sqrt(const Tensor& x) {
   });
 }
 
-Tensor pow(const Tensor& x, double p) {
+Tensor pow(const Tensor& x_arg, double p) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x = amp::autocast_cast(x_arg, "pow");
   check_unary("pow", x);
   Tensor y = cpu::map(x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
   // (x^p)' = p·x^(p−1)

@@ -4,6 +4,9 @@
 #include <stdexcept>
 
 #include "framework/autograd/grad_mode.h"
+#if HG_WITH_CUDA
+#include "cuda/ops/optim.h"
+#endif
 
 namespace hg::optim {
 
@@ -38,6 +41,16 @@ void Adam::step() {
     Tensor& m_t = state_for(i, "exp_avg");
     Tensor& v_t = state_for(i, "exp_avg_sq");
 
+    if (p.device() == Device::CUDA) {  // the same update as the loop below, as one kernel
+#if HG_WITH_CUDA
+      cuda::adam_step(to_cuda_dtype(p.dtype()), p.raw_data(), grad.raw_data(),
+                      static_cast<float*>(m_t.raw_data()), static_cast<float*>(v_t.raw_data()),
+                      p.numel(), static_cast<float>(lr_), static_cast<float>(opt_.beta1),
+                      static_cast<float>(opt_.beta2), static_cast<float>(opt_.eps),
+                      static_cast<float>(opt_.weight_decay), decoupled_, steps_);
+#endif
+      continue;
+    }
     visit_dtype(p.dtype(), [&](auto tag) {
       using T = decltype(tag);
       using C = compute_t<T>;

@@ -12,9 +12,13 @@ void check_params(const std::vector<Tensor>& params, const std::string& who) {
     if (!p.is_leaf())
       throw std::invalid_argument(who + ": parameter " + std::to_string(i) +
                                   " is the result of an op, not a leaf; optimize the leaf tensors");
+#if !HG_WITH_CUDA
     if (p.device() != Device::CPU)
-      throw std::invalid_argument(who + ": parameter " + std::to_string(i) +
-                                  " is on the GPU; this optimizer updates CPU tensors");
+      throw std::invalid_argument(who + ": parameter " + std::to_string(i) + " is not on the CPU");
+#endif
+    if (p.device() == Device::CUDA && p.dtype() == DType::F64)
+      throw std::invalid_argument(who + ": parameter " + std::to_string(i) + " is F64 on the GPU; "
+                                  "the GPU optimizers update F32, F16 and BF16 parameters");
     if (!p.is_contiguous())
       throw std::invalid_argument(who + ": parameter " + std::to_string(i) + " is not contiguous");
   }
@@ -32,7 +36,8 @@ Tensor& Optimizer::state_for(size_t i, const std::string& key, bool* created) {
   auto it = state_[i].find(key);
   if (created) *created = it == state_[i].end();
   if (it == state_[i].end())
-    it = state_[i].emplace(key, Tensor::zeros(params_[i].shape(), compute_dtype(params_[i].dtype()))).first;
+    it = state_[i].emplace(key, Tensor::zeros(params_[i].shape(), compute_dtype(params_[i].dtype()),
+                                              params_[i].device())).first;
   return it->second;
 }
 
@@ -63,7 +68,8 @@ void Optimizer::load_state_dict(const OptimizerState& s) {
       throw std::runtime_error("optimizer state: '" + nt.name + "' has shape " + shape_str(nt.tensor.shape()) +
                                ", the parameter " + shape_str(params_[i].shape()));
     // A private copy in the compute dtype: the loaded state must not alias the source.
-    state[i][nt.name.substr(dot + 1)] = nt.tensor.detach().to(compute_dtype(params_[i].dtype())).clone();
+    state[i][nt.name.substr(dot + 1)] =
+        nt.tensor.detach().to(compute_dtype(params_[i].dtype())).clone().to(params_[i].device());
   }
   state_ = std::move(state);
   lr_ = s.meta.at("lr").get<double>();

@@ -16,7 +16,11 @@
 // Arithmetic: parameters and gradients may be F32, F16, BF16 or F64. Each element is
 // loaded into its compute type (float; double for F64), updated, and rounded back to the
 // parameter's dtype. The state is kept in the compute type (F32, or F64 for F64
-// parameters) whatever the parameter's dtype.
+// parameters) whatever the parameter's dtype, on the parameter's device.
+//
+// Devices: on the CPU the update is the loop in sgd.cpp / adam.cpp; parameters on the GPU
+// (a CUDA build) go to the fused kernels of cuda/ops/optim.h, which implement the same
+// formulas.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -26,6 +30,9 @@
 
 #include "framework/nn/module.h"
 #include "framework/tensor/tensor.h"
+#if HG_WITH_CUDA
+#include "cuda/ops/dtype.h"
+#endif
 
 namespace hg::optim {
 
@@ -72,7 +79,15 @@ class Optimizer {
 // The dtype the optimizer computes (and keeps its state) in for a parameter of dtype `t`.
 inline DType compute_dtype(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
 
-// Checks every parameter is a CPU, contiguous leaf; `who` names the optimizer in the error.
+#if HG_WITH_CUDA
+// The CUDA kernels' name for a storage type (check_params has refused F64 on the GPU).
+inline cuda::Dtype to_cuda_dtype(DType t) {
+  return t == DType::F16 ? cuda::Dtype::F16 : t == DType::BF16 ? cuda::Dtype::BF16 : cuda::Dtype::F32;
+}
+#endif
+
+// Checks every parameter is a contiguous leaf on a device the optimizer can update; `who`
+// names the optimizer in the error.
 void check_params(const std::vector<Tensor>& params, const std::string& who);
 
 }  // namespace hg::optim

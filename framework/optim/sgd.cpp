@@ -3,6 +3,9 @@
 #include <stdexcept>
 
 #include "framework/autograd/grad_mode.h"
+#if HG_WITH_CUDA
+#include "cuda/ops/optim.h"
+#endif
 
 namespace hg::optim {
 
@@ -30,6 +33,16 @@ void SGD::step() {
     bool first = false;
     Tensor buf_t = use_momentum ? state_for(i, "momentum_buffer", &first) : Tensor();
 
+    if (p.device() == Device::CUDA) {  // the same update as the loop below, as one kernel
+#if HG_WITH_CUDA
+      cuda::sgd_step(to_cuda_dtype(p.dtype()), p.raw_data(), grad.raw_data(),
+                     use_momentum ? static_cast<float*>(buf_t.raw_data()) : nullptr, p.numel(),
+                     static_cast<float>(lr_), static_cast<float>(opt_.momentum),
+                     static_cast<float>(opt_.dampening), static_cast<float>(opt_.weight_decay),
+                     opt_.nesterov, first);
+#endif
+      continue;
+    }
     visit_dtype(p.dtype(), [&](auto tag) {
       using T = decltype(tag);  // storage type of p and its grad
       using C = compute_t<T>;   // float (double for F64): the arithmetic and the state

@@ -218,9 +218,16 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  hg::Device device = hg::Device::CPU;
+  try {
+    device = hg::train::device_from_flag(flags.device);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "--device %s: %s\n", flags.device.c_str(), e.what());
+    return 2;
+  }
+
   try {
     hg::train::apply_threads(flags.threads);
-    const hg::Device device = hg::train::device_from_flag(flags.device);
 
     // ---- 2. data -----------------------------------------------------------------------------
     const std::string dir = hg::data::fashion_mnist_dir(flags.data);

@@ -26,4 +26,10 @@ if(TARGET lesson_02)
   # A bad flag is refused (CLI11 exits 2 with the reason).
   add_test(NAME lesson_02_bad_model COMMAND lesson_02 --model vgg)
   set_tests_properties(lesson_02_bad_model PROPERTIES WILL_FAIL TRUE LABELS "lesson")
+  if(NOT HG_WITH_CUDA)
+    # Asking for the GPU in a CPU-only build names the problem and the fix.
+    add_test(NAME lesson_02_cuda_without_cuda COMMAND lesson_02 --device cuda)
+    set_tests_properties(lesson_02_cuda_without_cuda PROPERTIES
+      PASS_REGULAR_EXPRESSION "built without CUDA; use --device cpu" LABELS "lesson")
+  endif()
 endif()

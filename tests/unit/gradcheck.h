@@ -102,8 +102,8 @@ inline Compare compare(const std::vector<double>& a, const std::vector<double>& 
   }
   for (size_t i = 0; i < a.size(); ++i) {
     double d = std::fabs(a[i] - b[i]);
-    if (std::isnan(a[i]) != std::isnan(b[i])) d = INFINITY;
-    if (std::isnan(a[i]) && std::isnan(b[i])) d = 0;
+    if (std::isnan(a[i]) || std::isnan(b[i])) d = std::isnan(a[i]) && std::isnan(b[i]) ? 0 : INFINITY;
+    else if (std::isinf(a[i]) || std::isinf(b[i])) d = a[i] == b[i] ? 0 : INFINITY;  // same inf
     c.max_diff = std::max(c.max_diff, d);
     if (d > atol + rtol * std::fabs(b[i])) c.ok = false;
   }

@@ -85,6 +85,18 @@ def basic_cases():
             c.append(case(f"mean dim {d} keepdim {keep}", "mean_dim",
                           lambda t, d=d, k=keep: t.mean(d, keepdim=k), [t3], {"dim": d, "keepdim": keep}))
     c.append(case("reshape", "reshape", lambda t: t.reshape(4, 6), [t3], {"shape": [4, 6]}))
+    c.append(case("flatten", "flatten", lambda t: t.flatten(1), [t3]))
+    c.append(case("slice rows 1:3", "slice", lambda t: t[1:3], [rand(4, 3)], {"begin": 1, "end": 3}))
+    c.append(case("neg", "neg", torch.neg, [a]))
+    c.append(case("square", "square", torch.square, [a]))
+    c.append(case("sub_scalar", "sub_scalar", lambda x: x - 0.75, [a], {"s": 0.75}))
+    c.append(case("div_scalar", "div_scalar", lambda x: x / 4.0, [a], {"s": 4.0}))
+    # casts: the forward rounds to the 16-bit format, the backward casts the gradient back
+    wide = rand(3, 5, lo=-60000, hi=60000)  # large magnitudes: an FP16 ULP is up to 32 there
+    for name, dt in (("f16", torch.float16), ("bf16", torch.bfloat16)):
+        for inp in (a, wide):
+            c.append(case(f"cast to {name} (|x| up to {float(inp.abs().max()):.0f})", "cast",
+                          lambda t, dt=dt: t.to(dt).double(), [inp], {"dtype": name}))
     return c
 
 
