@@ -113,6 +113,7 @@ void softmax_backward(Dtype dt, const void* y, const void* dy, void* dx, int64_t
 }
 
 void cross_entropy_forward(Dtype dt, const void* logits, const int32_t* targets, int64_t N, int64_t C, void* loss) {
+  if (N <= 0 || C <= 0) throw std::invalid_argument("cross_entropy_forward: empty logits (N or C is 0)");
   auto* rows = static_cast<float*>(device_malloc(N * sizeof(float)));  // (N) per-row losses, F32
   HG_DISPATCH(dt, T, cross_entropy_rows_kernel<T><<<warp_blocks(N), kThreads>>>(static_cast<const T*>(logits), targets, N, C, rows));
   HG_CUDA_CHECK(cudaGetLastError());

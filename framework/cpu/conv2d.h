@@ -13,8 +13,8 @@
 // Why one image at a time: cols_n is CKK·P floats (288·196·4 B = 225 KB for chapter 02's
 // second conv), so it stays in the core's L2 from im2col to GEMM, and y_n comes out already
 // in (N, F, P) order. The batched alternative — one (CKK, N·P) matrix, one big GEMM — moves
-// 29 MB through memory for a batch of 128 and then needs a transpose: measured on the 2-core
-// machine, 2.5–3× slower for chapter 02's SmallCNN. Each thread takes whole images and calls
+// 29 MB through memory for a batch of 128 and then needs a transpose: for chapter 02's
+// SmallCNN on the 2-core machine it took about 1.5–2.5× as long (bench_conv prints both). Each thread takes whole images and calls
 // the GEMM single-threaded; dW and db are summed in fixed groups of images, so the result is
 // the same bits whatever the number of threads (conv2d.cpp).
 #include <cstdint>

@@ -10,6 +10,7 @@
 // f is a generic lambda, called with the compute type: [](auto v) { return v > 0 ? v : 0*v; }
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "framework/cpu/copy.h"
 
@@ -18,6 +19,25 @@
 namespace hg::cpu {
 
 constexpr int64_t kParallelMin = 1 << 15;  // elements: below this, one thread
+
+// Σ_{i<n} term(i) in double, the same bits for any number of threads: fixed chunks of 4096
+// terms are summed each in order, then the chunk sums in chunk order. (An OpenMP
+// reduction(+) adds the threads' partial sums in whatever order they finish, so the last
+// bits of a loss could change from run to run.)
+template <class F> double deterministic_sum(int64_t n, F term) {
+  constexpr int64_t kChunk = 4096;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<double> part(static_cast<size_t>(chunks));
+#pragma omp parallel for if (n > kParallelMin)
+  for (int64_t c = 0; c < chunks; ++c) {
+    double s = 0;
+    for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) s += term(i);
+    part[c] = s;
+  }
+  double total = 0;
+  for (double p : part) total += p;
+  return total;
+}
 
 // Loops over n elements of up to three inputs: out[i] = f(in0[i], ...). F32 and F64 run the
 // plain loop. F16/BF16 go block by block: widen a block of each input to F32 (F16C when the

@@ -31,10 +31,11 @@
 // size (balanced_block), so K = 288 is one block of 288 rather than 256 + a thin 32.
 // The micro-kernel's register tile MR×NR (gemm_kernel_*.cpp) is the innermost block.
 //
-// Measured on one core of the 2-core Xeon (Sapphire Rapids) this was written on: the AVX-512
-// kernel alone, all data in L1, runs at ~190–210 GFLOP/s, the whole 1024³ product at ~125–145
-// (OpenBLAS: ~140). The difference is packing and cache misses — the cost of blocking, paid
-// so that the kernel runs at speed at all (without blocking: a few GFLOP/s).
+// `bench_sgemm --threads 1` on the 2-core Xeon (Sapphire Rapids) this was written on: at
+// n = 256, where everything stays in cache, ~190 GFLOP/s with the AVX-512 kernel, ~113 with
+// AVX2, ~31 portable; at n = 1024 and 2048 the AVX-512 kernel stays within about 10% of
+// OpenBLAS. Larger products lose some speed to packing and cache misses — the cost of
+// blocking, paid so that the kernel can run at speed at all.
 //
 // Element (i, j) of C still receives exactly the K products op(A)(i,p)·op(B)(p,j) — only the
 // order of the additions changes (in KC-sized chunks), so the rounding differs from the naive

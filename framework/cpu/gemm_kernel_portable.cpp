@@ -3,7 +3,7 @@
 // The array `ab` plays the role of the AVX2 kernel's 12 ymm registers. Compiled for the base
 // ISA (SSE2 on x86-64, 16 registers of 4 floats): a 4×8 tile is 8 xmm accumulators, which
 // GCC keeps in registers and updates with 4-wide multiplies and adds (no FMA). A 6×16 tile
-// like the AVX2 kernel's does not fit in 16 xmm registers: measured, it runs ~6× slower
+// like the AVX2 kernel's does not fit in 16 xmm registers: tried, it ran several times slower
 // (the compiler spills `ab` to the stack and shuffles).
 #include "framework/cpu/gemm_kernel.h"
 

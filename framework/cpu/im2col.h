@@ -56,7 +56,8 @@ void col2im(const double* cols, const ConvGeometry& g, int64_t ld_cols, double* 
 
 // The whole batch at once, in the batched layout: x (N, C, H, W) -> cols (CKK, N·P), image
 // n's columns at n·P. Same values as N calls of im2col(x_n, g, cols + n·P, N·P), but each
-// thread writes whole rows of cols sequentially: several times faster (im2col.cpp says why).
+// thread writes whole rows of cols sequentially, which is faster (im2col.cpp says why).
+// (conv2d.h explains why conv2d itself works image by image instead.)
 void im2col_batch(const float* x, int64_t N, const ConvGeometry& g, float* cols);
 void im2col_batch(const double* x, int64_t N, const ConvGeometry& g, double* cols);
 // And back: dx (N, C, H, W), overwritten, = col2im of every image's block of cols (CKK, N·P).

@@ -36,8 +36,8 @@ Tensor cross_entropy(const Tensor& logits_arg, const std::vector<int32_t>& targe
     using Acc = compute_t<T>;
     const T* px = logits.data<T>();
     Acc* pp = probs.data<Acc>();
-#pragma omp parallel for reduction(+ : total) if (N * C > cpu::kParallelMin)
-    for (int64_t n = 0; n < N; ++n) {
+    // one row's loss, and its softmax kept in probs for the backward
+    auto row_loss = [&](int64_t n) {
       const T* x = px + n * C;
       Acc* p = pp + n * C;
       Acc m = -INFINITY;
@@ -49,8 +49,9 @@ Tensor cross_entropy(const Tensor& logits_arg, const std::vector<int32_t>& targe
       }
       for (int64_t c = 0; c < C; ++c) p[c] /= s;
       // (m − x_t) first: with m = 1000, m + log s would lose log s's digits to m's ULP
-      total += static_cast<double>((m - load(x[targets[n]])) + std::log(s));
-    }
+      return static_cast<double>((m - load(x[targets[n]])) + std::log(s));
+    };
+    total = cpu::deterministic_sum(N, row_loss);
   });
   Tensor loss = Tensor::scalar(total / N, logits.dtype());
 
@@ -110,11 +111,10 @@ Tensor mse_loss(const Tensor& pred_arg, const Tensor& target_arg) {
     using T = decltype(tag);
     const T* pp = p.data<T>();
     const T* pt = t.data<T>();
-#pragma omp parallel for reduction(+ : total) if (n > cpu::kParallelMin)
-    for (int64_t i = 0; i < n; ++i) {
+    total = cpu::deterministic_sum(n, [pp, pt](int64_t i) {
       double d = static_cast<double>(load(pp[i])) - static_cast<double>(load(pt[i]));
-      total += d * d;
-    }
+      return d * d;
+    });
   });
   Tensor loss = Tensor::scalar(total / n, p.dtype());
   // d/dpred mean((p − t)²) = 2(p − t)/n;  d/dtarget = −2(p − t)/n

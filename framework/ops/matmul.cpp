@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+#include <vector>
+
 #include "framework/autograd/node.h"
 #include "framework/cpu/copy.h"
 #include "framework/cpu/gemm.h"
@@ -13,31 +16,44 @@ namespace hg {
 
 namespace {
 
-// C (M, N) = op(A) · op(B) for contiguous row-major A, B of dtype dt, written into C of dtype
-// dt. The one switch from a dtype to a GEMM routine.
+// y[m, :] += bias for every row m of an (M, N) row-major buffer (bias undefined: nothing).
+template <class Acc> void add_bias_rows(Acc* y, int64_t M, int64_t N, const Tensor& bias) {
+  if (!bias.defined()) return;
+  std::vector<double> b = bias.to_double_vector();
+#pragma omp parallel for if (M * N > (1 << 15))
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) y[m * N + n] += static_cast<Acc>(b[n]);
+}
+
+// C (M, N) = op(A) · op(B) (+ bias on every row) for contiguous row-major A, B of dtype dt,
+// written into C of dtype dt. The one switch from a dtype to a GEMM routine. For F16/BF16
+// the bias is added to the F32 accumulator, so the result is rounded once, at the end.
 void gemm(DType dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const Tensor& A,
-          const Tensor& B, Tensor& C) {
+          const Tensor& B, Tensor& C, const Tensor& bias = Tensor()) {
   const int64_t lda = ta ? M : K, ldb = tb ? K : N;
   switch (dt) {
     case DType::F32:
       cpu::sgemm(ta, tb, M, N, K, 1.0f, A.data<float>(), lda, B.data<float>(), ldb, 0.0f,
                  C.data<float>(), N);
+      add_bias_rows(C.data<float>(), M, N, bias);
       return;
     case DType::F64:
       cpu::dgemm(ta, tb, M, N, K, 1.0, A.data<double>(), lda, B.data<double>(), ldb, 0.0,
                  C.data<double>(), N);
+      add_bias_rows(C.data<double>(), M, N, bias);
       return;
     case DType::F16:
     case DType::BF16: {
       // F32 accumulator, then one rounding to the storage dtype
-      std::vector<float> acc(static_cast<size_t>(M * N));
+      std::unique_ptr<float[]> acc(new float[static_cast<size_t>(M * N)]);
       if (dt == DType::F16)
         cpu::gemm_f16(ta, tb, M, N, K, 1.0f, A.data<half>(), lda, B.data<half>(), ldb, 0.0f,
-                      acc.data(), N);
+                      acc.get(), N);
       else
         cpu::gemm_bf16(ta, tb, M, N, K, 1.0f, A.data<bfloat16>(), lda, B.data<bfloat16>(), ldb,
-                       0.0f, acc.data(), N);
-      cpu::convert(acc.data(), DType::F32, C.raw_data(), dt, M * N);
+                       0.0f, acc.get(), N);
+      add_bias_rows(acc.get(), M, N, bias);
+      cpu::convert(acc.get(), DType::F32, C.raw_data(), dt, M * N);
       return;
     }
   }
@@ -107,19 +123,7 @@ Tensor linear(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg) {
   Tensor x = x_in.contiguous(), w = w_in.contiguous();
   // y (N, out) = x (N, in) · wᵀ (in, out)
   Tensor y = Tensor::empty({N, out}, x.dtype());
-  gemm(x.dtype(), false, true, N, out, in, x, w, y);
-  if (b_in.defined()) {  // y[n, :] += b, in the compute type, rounded once
-    Tensor b = b_in.contiguous();
-    visit_dtype(y.dtype(), [&](auto tag) {
-      using T = decltype(tag);
-      T* py = y.data<T>();
-      const T* pb = b.data<T>();
-#pragma omp parallel for if (N * out > (1 << 15))
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t o = 0; o < out; ++o)
-          py[n * out + o] = store<T>(load(py[n * out + o]) + load(pb[o]));
-    });
-  }
+  gemm(x.dtype(), false, true, N, out, in, x, w, y, b_in);  // + b in the accumulator
 
   // y = x·wᵀ + b:   dx = dy·w   (N, in)
   //                 dw = dyᵀ·x  (out, in)   — why: y_no = Σ_i x_ni w_oi, so ∂y_no/∂w_oi = x_ni

@@ -19,9 +19,7 @@ Tensor reduce_all(const char* op, const Tensor& x_in, double scale) {
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* p = x.data<T>();
-    const int64_t n = x.numel();
-#pragma omp parallel for reduction(+ : acc) if (n > cpu::kParallelMin)
-    for (int64_t i = 0; i < n; ++i) acc += static_cast<double>(load(p[i]));
+    acc = cpu::deterministic_sum(x.numel(), [p](int64_t i) { return static_cast<double>(load(p[i])); });
   });
   return Tensor::scalar(acc * scale, x.dtype());
 }
@@ -31,6 +29,10 @@ Tensor reduce_dim(const char* op, const Tensor& x_in, int64_t dim_in, bool keepd
   check_defined(op, x_in, "x");
   check_cpu(op, x_in, "x");
   const int64_t dim = wrap_dim(op, dim_in, x_in.dim());
+  // F16/BF16: widen once (vectorised), sum in F32, round the result once — the same numbers
+  // as widening element by element inside the loop, without a conversion per load.
+  if (is_low_precision(x_in.dtype()))
+    return reduce_dim(op, x_in.detach().to(DType::F32), dim, keepdim, scale_per_n).to(x_in.dtype());
   Tensor x = x_in.contiguous();
   const Shape& s = x.shape();
   int64_t outer = 1, inner = 1, n = s[dim];

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/bench/cpu.sh BUILD_DIR — ./lab bench cpu: halfgrad vs its anchors on the CPU, same
 # machine, same two threads, one run:
-#   1. SGEMM: halfgrad's sgemm vs OpenBLAS (bench_sgemm, 256..2048), each result validated first
+#   1. SGEMM: halfgrad's sgemm vs OpenBLAS (bench_sgemm, 256..2048), each result validated first;
+#      then conv2d image by image vs batched (bench_conv)
 #   2. one training epoch of chapter 02's MLP and SmallCNN: halfgrad (lesson_02) vs PyTorch
 #      (tests/bench/torch_epoch.py, Debian's python3-torch on the OpenMP OpenBLAS)
 # Environment: HG_BENCH_THREADS (default 2), HG_BENCH_MODELS (default "mlp smallcnn"),
@@ -28,6 +29,14 @@ if [ -x "$BUILD/tests/bench_sgemm" ]; then
   "$BUILD/tests/bench_sgemm" --threads "$THREADS" --sizes "$SIZES" || echo "bench_sgemm failed (exit $?)"
 else
   echo "bench_sgemm not built in $BUILD/tests (run ./lab build)"
+fi
+echo
+
+echo "== 1b. conv2d on the CPU: image by image (what halfgrad uses) vs one batched GEMM"
+if [ -x "$BUILD/tests/bench_conv" ]; then
+  "$BUILD/tests/bench_conv" --threads "$THREADS" || echo "bench_conv failed (exit $?)"
+else
+  echo "bench_conv not built in $BUILD/tests (run ./lab build)"
 fi
 echo
 

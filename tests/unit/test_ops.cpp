@@ -1,6 +1,8 @@
 // Forward and backward of every op equal PyTorch's (fixtures from tests/reference/ops/),
 // in F64 (tight) and F32 (float rounding); plus the error messages of bad inputs.
 // Convolution, pooling and batch norm: test_ops_conv.cpp. F16/BF16: test_ops_lowp.cpp.
+#include <omp.h>
+
 #include "op_fixtures.h"
 
 using namespace hg;
@@ -104,4 +106,24 @@ TEST_CASE("cross_entropy is stable for huge logits, and takes tensor targets") {
   Tensor l = Tensor::from_vector(std::vector<float>{1000, 1000, -1000, 1000}, {2, 2});
   Tensor loss = cross_entropy(l, Tensor::from_vector(std::vector<float>{0, 1}, {2}));
   CHECK(loss.item() == doctest::Approx((std::log(2.0) + 0.0) / 2).epsilon(1e-6));
+}
+
+TEST_CASE("sums and losses give the same bits on 1 thread and on several (determinism)") {
+  Generator g(11);
+  Tensor x = Tensor::randn({300000}, g);  // large enough to run in parallel
+  Tensor logits = Tensor::randn({40000, 3}, g);
+  std::vector<int32_t> t(40000);
+  for (auto& v : t) v = static_cast<int32_t>(g.randint(3));
+  auto run = [&] {
+    return std::vector<double>{sum(x).item(), mean(x).item(), mse_loss(x, x * 0.5).item(),
+                               cross_entropy(logits, t).item()};
+  };
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  std::vector<double> one = run();
+  omp_set_num_threads(std::max(2, threads));
+  std::vector<double> many = run();
+  omp_set_num_threads(threads);
+  for (size_t i = 0; i < one.size(); ++i)
+    CHECK_MESSAGE(one[i] == many[i], "result " << i << ": " << one[i] << " vs " << many[i]);
 }
