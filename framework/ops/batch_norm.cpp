@@ -12,13 +12,17 @@
 #include "framework/ops/check.h"
 #include "framework/ops/elementwise.h"
 
+#if HG_WITH_CUDA
+#include "framework/ops/cuda_ops.h"
+#endif
+
 namespace hg {
 
 namespace {
 
-void check_channel_vector(const Tensor& t, const char* what, int64_t C) {
+void check_channel_vector(const Tensor& x, const Tensor& t, const char* what, int64_t C) {
   if (!t.defined()) return;
-  check_cpu("batch_norm2d", t, what);
+  check_same_device("batch_norm2d", x, "x", t, what);
   if (t.shape() != Shape{C})
     op_error("batch_norm2d", fmt::format("{} must have shape ({}) (one value per channel), got {}",
                                          what, C, shape_str(t.shape())));
@@ -42,19 +46,42 @@ Tensor batch_norm2d(const Tensor& x_arg, const Tensor& gamma, const Tensor& beta
   // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
   const Tensor x_in = amp::autocast_cast(x_arg, "batch_norm2d");  // F32; gamma, beta stay F32 params
   check_defined("batch_norm2d", x_in, "x");
-  check_cpu("batch_norm2d", x_in, "x");
   check_dim("batch_norm2d", x_in, "x", 4, "(N, C, H, W)");
   const Layout L{x_in.size(0), x_in.size(1), x_in.size(2) * x_in.size(3)};
-  check_channel_vector(gamma, "gamma", L.C);
-  check_channel_vector(beta, "beta", L.C);
-  check_channel_vector(running_mean, "running_mean", L.C);
-  check_channel_vector(running_var, "running_var", L.C);
+  check_channel_vector(x_in, gamma, "gamma", L.C);
+  check_channel_vector(x_in, beta, "beta", L.C);
+  check_channel_vector(x_in, running_mean, "running_mean", L.C);
+  check_channel_vector(x_in, running_var, "running_var", L.C);
   if (!training && (!running_mean.defined() || !running_var.defined()))
     op_error("batch_norm2d", "eval mode needs running_mean and running_var");
   if (training && L.M() < 2)
     op_error("batch_norm2d", fmt::format("training needs more than one value per channel to "
                                          "estimate a variance, got x of shape {}",
                                          shape_str(x_in.shape())));
+  switch (x_in.device()) {
+    case Device::CPU: break;  // the loops below
+    case Device::CUDA: {
+#if HG_WITH_CUDA
+      // one block per channel (cuda/ops/batchnorm.h); running statistics updated in place
+      auto saved = std::make_shared<cuda::BatchNormSaved>();
+      Tensor xs = x_in.detach().contiguous(), gs = gamma.defined() ? gamma.detach() : Tensor();
+      Tensor y = cuda::batch_norm2d(xs, gamma, beta, running_mean, running_var, training, momentum,
+                                    eps, *saved);
+      const DType gdt = gamma.defined() ? gamma.dtype() : xs.dtype(),
+                  bdt = beta.defined() ? beta.dtype() : xs.dtype();
+      return record("batch_norm2d", y, {x_in, gamma, beta},
+                    [xs, gs, saved, training, gdt, bdt](const Tensor& dy, const NeedsGrad& need) {
+                      std::vector<Tensor> d =
+                          cuda::batch_norm2d_backward(dy, xs, gs, *saved, training, gdt, bdt);
+                      for (size_t i = 0; i < 3; ++i)
+                        if (!need[i]) d[i] = Tensor();
+                      return d;
+                    });
+#else
+      no_cuda_build("batch_norm2d");
+#endif
+    }
+  }
   Tensor x = x_in.contiguous();
 
   // ---- statistics: μ and 1/√(σ² + eps) per channel, in double ----

@@ -6,6 +6,7 @@
 
 #if HG_WITH_CUDA
 #include "cuda/runtime/memory.h"
+#include "framework/ops/cuda_ops.h"
 #endif
 
 namespace hg {
@@ -13,10 +14,22 @@ namespace hg {
 Tensor cast(const Tensor& x, DType dtype) {
   check_defined("cast", x, "x");
   if (x.dtype() == dtype) return x;
-  check_cpu("cast", x, "x");
-  Tensor xc = x.contiguous();
-  Tensor y = Tensor::empty(x.shape(), dtype);
-  cpu::convert(xc.raw_data(), x.dtype(), y.raw_data(), dtype, x.numel());
+  Tensor y;
+  switch (x.device()) {
+    case Device::CPU: {
+      Tensor xc = x.contiguous();
+      y = Tensor::empty(x.shape(), dtype);
+      cpu::convert(xc.raw_data(), x.dtype(), y.raw_data(), dtype, x.numel());
+      break;
+    }
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      y = cuda::cast(x.detach().contiguous(), dtype);  // one kernel, RNE
+#else
+      no_cuda_build("cast");
+#endif
+      break;
+  }
 
   // d(cast(x))/dx = 1: the gradient passes through, cast back to x's dtype.
   DType from = x.dtype();

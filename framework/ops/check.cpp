@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+#include <string>
+
 namespace hg {
 
 void check_defined(const char* op, const Tensor& t, const char* what) {
@@ -27,6 +30,10 @@ void check_cpu(const char* op, const Tensor& t, const char* what) {
   if (t.device() != Device::CPU)
     op_error(op, fmt::format("{} is on the GPU, and this op runs on the CPU only; "
                              "move it with .to(Device::CPU)", what));
+}
+
+void no_cuda_build(const char* op) {
+  throw std::runtime_error(std::string(op) + ": built without CUDA; use --device cpu");
 }
 
 void check_dim(const char* op, const Tensor& t, const char* what, int64_t ndim, const char* layout) {

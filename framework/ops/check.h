@@ -19,6 +19,9 @@ void check_same_device(const char* op, const Tensor& a, const char* an, const Te
                        const char* bn);
 // The CPU path: a CUDA tensor here means this op has no CUDA kernel (yet).
 void check_cpu(const char* op, const Tensor& t, const char* what);
+// The `case Device::CUDA:` of an op in a build without CUDA (a CUDA tensor cannot exist
+// there, but say so plainly if one ever reaches an op): "built without CUDA; use --device cpu".
+[[noreturn]] void no_cuda_build(const char* op);
 // Exactly `ndim` dimensions, `layout` names them for the message: "(N, C, H, W)".
 void check_dim(const char* op, const Tensor& t, const char* what, int64_t ndim,
                const char* layout);

@@ -10,6 +10,10 @@
 #include "framework/cpu/conv2d.h"
 #include "framework/ops/check.h"
 
+#if HG_WITH_CUDA
+#include "framework/ops/cuda_ops.h"
+#endif
+
 namespace hg {
 
 namespace {
@@ -44,7 +48,6 @@ Tensor conv2d(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg, int
   check_defined("conv2d", x_in, "x");
   check_defined("conv2d", w_in, "weight");
   check_same_device("conv2d", x_in, "x", w_in, "weight");
-  check_cpu("conv2d", x_in, "x");
   check_same_dtype("conv2d", x_in, "x", w_in, "weight");
   check_dim("conv2d", x_in, "x", 4, "(N, C, H, W)");
   check_dim("conv2d", w_in, "weight", 4, "(F, C, KH, KW)");
@@ -57,6 +60,7 @@ Tensor conv2d(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg, int
   if (padding < 0) op_error("conv2d", fmt::format("padding must be >= 0, got {}", padding));
   if (b_in.defined()) {
     check_same_dtype("conv2d", x_in, "x", b_in, "bias");
+    check_same_device("conv2d", x_in, "x", b_in, "bias");
     if (b_in.shape() != Shape{w_in.size(0)})
       op_error("conv2d", fmt::format("bias must have shape ({}), got {}", w_in.size(0),
                                      shape_str(b_in.shape())));
@@ -77,6 +81,22 @@ Tensor conv2d(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg, int
                                    s.g.KH, s.g.KW, s.g.H + 2 * padding, s.g.W + 2 * padding,
                                    shape_str(x_in.shape()), padding));
   const int64_t OH = s.g.out_h(), OW = s.g.out_w();
+  switch (x_in.device()) {
+    case Device::CPU: break;  // the CPU recipe below
+    case Device::CUDA: {
+#if HG_WITH_CUDA
+      // the same recipe with GPU kernels: im2col + the ladder's GEMM, image by image
+      const cuda::Conv2dGeometry cg{s.N, s.F, s.g.C, s.g.H, s.g.W, s.g.KH, s.g.KW, stride, padding};
+      Tensor xs = x_in.detach().contiguous(), ws = w_in.detach().contiguous();
+      Tensor y = cuda::conv2d_forward(xs, ws, b_in.defined() ? b_in.detach() : Tensor(), cg);
+      return record("conv2d", y, {x_in, w_in, b_in}, [xs, ws, cg](const Tensor& dy, const NeedsGrad& need) {
+        return cuda::conv2d_backward(xs, ws, dy, cg, need[0], need[1], need[2]);
+      });
+#else
+      no_cuda_build("conv2d");
+#endif
+    }
+  }
 
   // ---- forward, in the work dtype ----
   const DType dt = x_in.dtype(), wt = work_dtype(dt);

@@ -9,6 +9,10 @@
 #include "framework/ops/check.h"
 #include "framework/ops/shape.h"
 
+#if HG_WITH_CUDA
+#include "framework/ops/cuda_ops.h"
+#endif
+
 namespace hg {
 
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
@@ -29,6 +33,15 @@ Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
 
 Tensor sum_to_shape(const Tensor& g_in, const Shape& shape) {
   if (g_in.shape() == shape) return g_in;
+  switch (g_in.device()) {
+    case Device::CPU: break;  // the loops below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return cuda::sum_to(g_in.contiguous(), shape);
+#else
+      no_cuda_build("sum_to");
+#endif
+  }
   Tensor g = g_in.contiguous();
   const Shape& gs = g.shape();
   const int64_t nd = static_cast<int64_t>(gs.size());
@@ -70,13 +83,29 @@ void check_binary(const char* op, const Tensor& a, const Tensor& b) {
   check_defined(op, a, "a");
   check_defined(op, b, "b");
   check_same_device(op, a, "a", b, "b");
-  check_cpu(op, a, "a");
   check_same_dtype(op, a, "a", b, "b");
 }
+
+#if HG_WITH_CUDA
+// The kernel for "add", "sub", "mul", "div".
+cuda::Binary binary_kind(const std::string& op) {
+  return op == "add" ? cuda::Binary::Add : op == "sub" ? cuda::Binary::Sub
+         : op == "mul" ? cuda::Binary::Mul : cuda::Binary::Div;
+}
+#endif
 
 // out = f(a, b) elementwise, broadcasting a and b to their common shape.
 template <class F> Tensor broadcast_map(const char* op, const Tensor& a, const Tensor& b, F f) {
   Shape shape = broadcast_shapes(op, a.shape(), b.shape());
+  switch (a.device()) {
+    case Device::CPU: break;  // the loops below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return cuda::binary(op, binary_kind(op), a.contiguous(), b.contiguous(), shape);
+#else
+      no_cuda_build(op);
+#endif
+  }
   if (a.shape() == shape && b.shape() == shape) return cpu::map2(a, b, f);
   // A one-element side is a scalar: no copy.
   if (a.shape() == shape && b.numel() == 1) {
@@ -154,15 +183,24 @@ Tensor div(const Tensor& a_arg, const Tensor& b_arg) {
 // ---- tensor–scalar ----------------------------------------------------------------------
 
 namespace {
-void check_unary(const char* op, const Tensor& a) {
-  check_defined(op, a, "x");
-  check_cpu(op, a, "x");
-}
+void check_unary(const char* op, const Tensor& a) { check_defined(op, a, "x"); }
 }  // namespace
 
 Tensor add(const Tensor& a, double s) {
   check_unary("add", a);
-  Tensor y = cpu::map(a, [s](auto x) { return x + static_cast<decltype(x)>(s); });
+  Tensor y;
+  switch (a.device()) {
+    case Device::CPU:
+      y = cpu::map(a, [s](auto x) { return x + static_cast<decltype(x)>(s); });
+      break;
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      y = cuda::binary_scalar("add", cuda::Binary::Add, a.contiguous(), s);
+#else
+      no_cuda_build("add");
+#endif
+      break;
+  }
   // d(a+s)/da = 1
   return record("add_scalar", y, {a}, [](const Tensor& dy, const NeedsGrad&) {
     return std::vector<Tensor>{dy};
@@ -173,7 +211,19 @@ Tensor sub(const Tensor& a, double s) { return add(a, -s); }
 
 Tensor rsub(double s, const Tensor& a) {
   check_unary("rsub", a);
-  Tensor y = cpu::map(a, [s](auto x) { return static_cast<decltype(x)>(s) - x; });
+  Tensor y;
+  switch (a.device()) {
+    case Device::CPU:
+      y = cpu::map(a, [s](auto x) { return static_cast<decltype(x)>(s) - x; });
+      break;
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      y = cuda::binary_scalar("rsub", cuda::Binary::Sub, a.contiguous(), s, /*scalar_first=*/true);
+#else
+      no_cuda_build("rsub");
+#endif
+      break;
+  }
   // d(s−a)/da = −1
   return record("rsub_scalar", y, {a}, [](const Tensor& dy, const NeedsGrad&) {
     return std::vector<Tensor>{neg(dy)};
@@ -182,7 +232,19 @@ Tensor rsub(double s, const Tensor& a) {
 
 Tensor mul(const Tensor& a, double s) {
   check_unary("mul", a);
-  Tensor y = cpu::map(a, [s](auto x) { return x * static_cast<decltype(x)>(s); });
+  Tensor y;
+  switch (a.device()) {
+    case Device::CPU:
+      y = cpu::map(a, [s](auto x) { return x * static_cast<decltype(x)>(s); });
+      break;
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      y = cuda::binary_scalar("mul", cuda::Binary::Mul, a.contiguous(), s);
+#else
+      no_cuda_build("mul");
+#endif
+      break;
+  }
   // d(a·s)/da = s
   return record("mul_scalar", y, {a}, [s](const Tensor& dy, const NeedsGrad&) {
     return std::vector<Tensor>{mul(dy, s)};
@@ -191,7 +253,19 @@ Tensor mul(const Tensor& a, double s) {
 
 Tensor div(const Tensor& a, double s) {
   check_unary("div", a);
-  Tensor y = cpu::map(a, [s](auto x) { return x / static_cast<decltype(x)>(s); });
+  Tensor y;
+  switch (a.device()) {
+    case Device::CPU:
+      y = cpu::map(a, [s](auto x) { return x / static_cast<decltype(x)>(s); });
+      break;
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      y = cuda::binary_scalar("div", cuda::Binary::Div, a.contiguous(), s);
+#else
+      no_cuda_build("div");
+#endif
+      break;
+  }
   // d(a/s)/da = 1/s
   return record("div_scalar", y, {a}, [s](const Tensor& dy, const NeedsGrad&) {
     return std::vector<Tensor>{div(dy, s)};
@@ -200,10 +274,24 @@ Tensor div(const Tensor& a, double s) {
 
 Tensor rdiv(double s, const Tensor& a) {
   check_unary("rdiv", a);
-  Tensor y = cpu::map(a, [s](auto x) { return static_cast<decltype(x)>(s) / x; });
+  Tensor y;
+  switch (a.device()) {
+    case Device::CPU:
+      y = cpu::map(a, [s](auto x) { return static_cast<decltype(x)>(s) / x; });
+      break;
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      y = cuda::binary_scalar("rdiv", cuda::Binary::Div, a.contiguous(), s, /*scalar_first=*/true);
+#else
+      no_cuda_build("rdiv");
+#endif
+      break;
+  }
   // d(s/a)/da = −s/a²
   Tensor ad = a.detach();
   return record("rdiv_scalar", y, {a}, [s, ad](const Tensor& dy, const NeedsGrad&) {
+    if (dy.device() == Device::CUDA)  // the same formula from the ops, which dispatch
+      return std::vector<Tensor>{mul(div(dy, mul(ad, ad)), -s)};
     return std::vector<Tensor>{cpu::map2(dy, ad, [s](auto g, auto x) {
       return -g * static_cast<decltype(x)>(s) / (x * x);
     })};
@@ -212,7 +300,19 @@ Tensor rdiv(double s, const Tensor& a) {
 
 Tensor neg(const Tensor& a) {
   check_unary("neg", a);
-  Tensor y = cpu::map(a, [](auto x) { return -x; });
+  Tensor y;
+  switch (a.device()) {
+    case Device::CPU:
+      y = cpu::map(a, [](auto x) { return -x; });
+      break;
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      y = cuda::unary("neg", cuda::Unary::Neg, a.contiguous());
+#else
+      no_cuda_build("neg");
+#endif
+      break;
+  }
   // d(−a)/da = −1
   return record("neg", y, {a}, [](const Tensor& dy, const NeedsGrad&) {
     return std::vector<Tensor>{neg(dy)};
@@ -224,10 +324,18 @@ Tensor neg(const Tensor& a) {
 void add_(Tensor& dst, const Tensor& src_in, double alpha) {
   check_defined("add_", dst, "dst");
   check_defined("add_", src_in, "src");
-  check_cpu("add_", dst, "dst");
   if (dst.shape() != src_in.shape())
     op_error("add_", "dst " + shape_str(dst.shape()) + " and src " + shape_str(src_in.shape()) +
                          " must have the same shape");
+  switch (dst.device()) {
+    case Device::CPU: break;  // the loops below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return cuda::add_(dst, src_in, alpha);
+#else
+      no_cuda_build("add_");
+#endif
+  }
   if (!dst.is_contiguous()) op_error("add_", "dst must be contiguous");
   Tensor src = src_in.to(dst.dtype()).contiguous();
   visit_dtype(dst.dtype(), [&](auto tag) {
@@ -244,7 +352,15 @@ void add_(Tensor& dst, const Tensor& src_in, double alpha) {
 
 void mul_(Tensor& dst, double s) {
   check_defined("mul_", dst, "dst");
-  check_cpu("mul_", dst, "dst");
+  switch (dst.device()) {
+    case Device::CPU: break;  // the loops below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return cuda::mul_(dst, s);
+#else
+      no_cuda_build("mul_");
+#endif
+  }
   if (!dst.is_contiguous()) op_error("mul_", "dst must be contiguous");
   visit_dtype(dst.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -260,10 +376,18 @@ void mul_(Tensor& dst, double s) {
 void copy_(Tensor& dst, const Tensor& src_in) {
   check_defined("copy_", dst, "dst");
   check_defined("copy_", src_in, "src");
-  check_cpu("copy_", dst, "dst");
   if (dst.shape() != src_in.shape())
     op_error("copy_", "dst " + shape_str(dst.shape()) + " and src " + shape_str(src_in.shape()) +
                           " must have the same shape");
+  switch (dst.device()) {
+    case Device::CPU: break;  // the loops below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return cuda::copy_(dst, src_in);
+#else
+      no_cuda_build("copy_");
+#endif
+  }
   if (!dst.is_contiguous()) op_error("copy_", "dst must be contiguous");
   Tensor src = src_in.detach().to(Device::CPU).contiguous();
   cpu::convert(src.raw_data(), src.dtype(), dst.raw_data(), dst.dtype(), dst.numel());
@@ -271,7 +395,15 @@ void copy_(Tensor& dst, const Tensor& src_in) {
 
 void fill_(Tensor& dst, double value) {
   check_defined("fill_", dst, "dst");
-  check_cpu("fill_", dst, "dst");
+  switch (dst.device()) {
+    case Device::CPU: break;  // the loops below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return cuda::fill_(dst, value);
+#else
+      no_cuda_build("fill_");
+#endif
+  }
   if (!dst.is_contiguous()) op_error("fill_", "dst must be contiguous");
   cpu::fill(dst.raw_data(), dst.dtype(), dst.numel(), value);
 }

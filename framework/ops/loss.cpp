@@ -8,6 +8,11 @@
 #include "framework/autograd/node.h"
 #include "framework/cpu/elementwise.h"
 #include "framework/ops/check.h"
+#include "framework/ops/elementwise.h"
+
+#if HG_WITH_CUDA
+#include "framework/ops/cuda_ops.h"
+#endif
 
 namespace hg {
 
@@ -15,7 +20,6 @@ Tensor cross_entropy(const Tensor& logits_arg, const std::vector<int32_t>& targe
   // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
   const Tensor logits_in = amp::autocast_cast(logits_arg, "cross_entropy");
   check_defined("cross_entropy", logits_in, "logits");
-  check_cpu("cross_entropy", logits_in, "logits");
   check_dim("cross_entropy", logits_in, "logits", 2, "(N, C)");
   const int64_t N = logits_in.size(0), C = logits_in.size(1);
   if (static_cast<int64_t>(targets.size()) != N)
@@ -27,6 +31,22 @@ Tensor cross_entropy(const Tensor& logits_arg, const std::vector<int32_t>& targe
                                             targets[n], n, C));
   if (N == 0) op_error("cross_entropy", "empty batch (N = 0)");
   Tensor logits = logits_in.contiguous();
+  switch (logits.device()) {
+    case Device::CPU: break;  // the loops below
+    case Device::CUDA: {
+#if HG_WITH_CUDA
+      // the fused kernels: the backward recomputes the softmax from the saved logits
+      std::shared_ptr<Storage> ids = cuda::upload_targets(targets);
+      Tensor ld = logits.detach();
+      return record("cross_entropy", cuda::cross_entropy(ld, *ids), {logits_in},
+                    [ld, ids](const Tensor& dy, const NeedsGrad&) {
+                      return std::vector<Tensor>{cuda::cross_entropy_backward(ld, *ids, dy)};
+                    });
+#else
+      no_cuda_build("cross_entropy");
+#endif
+    }
+  }
 
   // forward: per row, lse = m + log Σ e^(x − m); loss_n = lse − x_t. Keep softmax for backward.
   Tensor probs = Tensor::empty({N, C}, logits.dtype() == DType::F64 ? DType::F64 : DType::F32);
@@ -97,7 +117,6 @@ Tensor mse_loss(const Tensor& pred_arg, const Tensor& target_arg) {
   const Tensor pred = amp::autocast_cast(pred_arg, "mse_loss"), target = amp::autocast_cast(target_arg, "mse_loss");
   check_defined("mse_loss", pred, "pred");
   check_defined("mse_loss", target, "target");
-  check_cpu("mse_loss", pred, "pred");
   check_same_device("mse_loss", pred, "pred", target, "target");
   check_same_dtype("mse_loss", pred, "pred", target, "target");
   if (pred.shape() != target.shape())
@@ -106,6 +125,25 @@ Tensor mse_loss(const Tensor& pred_arg, const Tensor& target_arg) {
   Tensor p = pred.contiguous(), t = target.contiguous();
   const int64_t n = p.numel();
   if (n == 0) op_error("mse_loss", "empty tensors");
+  switch (p.device()) {
+    case Device::CPU: break;  // the loop below
+    case Device::CUDA: {
+#if HG_WITH_CUDA
+      // composed from the GPU ops, in F32 (the CPU sums in double): loss = Σ (p − t)² / n
+      const DType dt = p.dtype();
+      Tensor d = sub(cuda::cast(p.detach(), DType::F32), cuda::cast(t.detach(), DType::F32));
+      Tensor loss = cuda::sum_all("mse_loss", mul(d, d), 1.0 / n);
+      return record("mse_loss", dt == DType::F32 ? loss : cuda::cast(loss, dt), {pred, target},
+                    [d, n, dt](const Tensor& dy, const NeedsGrad& need) {
+                      Tensor dp = mul(d, 2.0 * dy.item() / n);
+                      if (dt != DType::F32) dp = cuda::cast(dp, dt);
+                      return std::vector<Tensor>{need[0] ? dp : Tensor(), need[1] ? neg(dp) : Tensor()};
+                    });
+#else
+      no_cuda_build("mse_loss");
+#endif
+    }
+  }
   double total = 0;
   visit_dtype(p.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -12,6 +12,10 @@
 #include "framework/ops/check.h"
 #include "framework/ops/reduce.h"
 
+#if HG_WITH_CUDA
+#include "framework/ops/cuda_ops.h"
+#endif
+
 namespace hg {
 
 namespace {
@@ -64,7 +68,6 @@ void check_matmul_inputs(const char* op, const Tensor& a, const char* an, const 
   check_defined(op, a, an);
   check_defined(op, b, bn);
   check_same_device(op, a, an, b, bn);
-  check_cpu(op, a, an);
   check_same_dtype(op, a, an, b, bn);
 }
 
@@ -85,8 +88,20 @@ Tensor matmul(const Tensor& a_arg, const Tensor& b_arg, bool ta, bool tb) {
                                    M, Ka, Kb, N, shape_str(a_in.shape()), ta ? " transposed" : "",
                                    shape_str(b_in.shape()), tb ? " transposed" : ""));
   Tensor a = a_in.contiguous(), b = b_in.contiguous();
-  Tensor c = Tensor::empty({M, N}, a.dtype());
-  gemm(a.dtype(), ta, tb, M, N, Ka, a, b, c);
+  Tensor c;
+  switch (a.device()) {
+    case Device::CPU:
+      c = Tensor::empty({M, N}, a.dtype());
+      gemm(a.dtype(), ta, tb, M, N, Ka, a, b, c);
+      break;
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      c = cuda::gemm(ta, tb, M, N, Ka, a, b);  // the ladder's best rung (or cuBLAS: --gemm cublas)
+#else
+      no_cuda_build("matmul");
+#endif
+      break;
+  }
 
   // C = op(A)·op(B):  dop(A) = dC·op(B)ᵀ,  dop(B) = op(A)ᵀ·dC, and a stored-transposed
   // operand gets the transpose of that:
@@ -116,14 +131,27 @@ Tensor linear(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg) {
                                    shape_str(w_in.shape())));
   if (b_in.defined()) {
     check_same_dtype("linear", x_in, "x", b_in, "bias");
+    check_same_device("linear", x_in, "x", b_in, "bias");
     if (b_in.shape() != Shape{out})
       op_error("linear", fmt::format("bias must have shape ({}), got {}", out,
                                      shape_str(b_in.shape())));
   }
   Tensor x = x_in.contiguous(), w = w_in.contiguous();
   // y (N, out) = x (N, in) · wᵀ (in, out)
-  Tensor y = Tensor::empty({N, out}, x.dtype());
-  gemm(x.dtype(), false, true, N, out, in, x, w, y, b_in);  // + b in the accumulator
+  Tensor y;
+  switch (x.device()) {
+    case Device::CPU:
+      y = Tensor::empty({N, out}, x.dtype());
+      gemm(x.dtype(), false, true, N, out, in, x, w, y, b_in);  // + b in the accumulator
+      break;
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      y = cuda::gemm(false, true, N, out, in, x, w, b_in);  // + b in the F32 accumulator
+#else
+      no_cuda_build("linear");
+#endif
+      break;
+  }
 
   // y = x·wᵀ + b:   dx = dy·w   (N, in)
   //                 dw = dyᵀ·x  (out, in)   — why: y_no = Σ_i x_ni w_oi, so ∂y_no/∂w_oi = x_ni

@@ -11,6 +11,10 @@
 #include "framework/cpu/elementwise.h"
 #include "framework/ops/check.h"
 
+#if HG_WITH_CUDA
+#include "framework/ops/cuda_ops.h"
+#endif
+
 namespace hg {
 
 namespace {
@@ -22,7 +26,6 @@ struct PoolShape {
 
 PoolShape pool_shape(const char* op, const Tensor& x, int64_t kernel, int64_t stride, int64_t pad) {
   check_defined(op, x, "x");
-  check_cpu(op, x, "x");
   check_dim(op, x, "x", 4, "(N, C, H, W)");
   if (stride == -1) stride = kernel;
   if (kernel < 1 || stride < 1 || pad < 0)
@@ -43,6 +46,21 @@ PoolShape pool_shape(const char* op, const Tensor& x, int64_t kernel, int64_t st
 
 Tensor max_pool2d(const Tensor& x_in, int64_t kernel, int64_t stride, int64_t padding) {
   PoolShape s = pool_shape("max_pool2d", x_in, kernel, stride, padding);
+  switch (x_in.device()) {
+    case Device::CPU: break;  // the loops below
+    case Device::CUDA: {
+#if HG_WITH_CUDA
+      std::shared_ptr<Storage> argmax;  // on the GPU, kept for the backward
+      Tensor y = cuda::max_pool2d(x_in.contiguous(), s.K, s.S, s.P, argmax);
+      Shape xs = x_in.shape();
+      return record("max_pool2d", y, {x_in}, [argmax, s, xs](const Tensor& dy, const NeedsGrad&) {
+        return std::vector<Tensor>{cuda::max_pool2d_backward(dy, *argmax, xs, s.K, s.S, s.P)};
+      });
+#else
+      no_cuda_build("max_pool2d");
+#endif
+    }
+  }
   Tensor x = x_in.contiguous();
   Tensor y = Tensor::empty({s.N, s.C, s.OH, s.OW}, x.dtype());
   // argmax[i] = index within its (H, W) plane of the input that output i came from
@@ -130,6 +148,20 @@ Tensor max_pool2d(const Tensor& x_in, int64_t kernel, int64_t stride, int64_t pa
 
 Tensor avg_pool2d(const Tensor& x_in, int64_t kernel, int64_t stride, int64_t padding) {
   PoolShape s = pool_shape("avg_pool2d", x_in, kernel, stride, padding);
+  switch (x_in.device()) {
+    case Device::CPU: break;  // the loops below
+    case Device::CUDA: {
+#if HG_WITH_CUDA
+      Tensor y = cuda::avg_pool2d(x_in.contiguous(), s.K, s.S, s.P);
+      Shape xs = x_in.shape();
+      return record("avg_pool2d", y, {x_in}, [s, xs](const Tensor& dy, const NeedsGrad&) {
+        return std::vector<Tensor>{cuda::avg_pool2d_backward(dy, xs, s.K, s.S, s.P)};
+      });
+#else
+      no_cuda_build("avg_pool2d");
+#endif
+    }
+  }
   Tensor x = x_in.contiguous();
   Tensor y = Tensor::empty({s.N, s.C, s.OH, s.OW}, x.dtype());
   visit_dtype(x.dtype(), [&](auto tag) {
@@ -193,11 +225,25 @@ Tensor avg_pool2d(const Tensor& x_in, int64_t kernel, int64_t stride, int64_t pa
 
 Tensor global_avg_pool2d(const Tensor& x_in) {
   check_defined("global_avg_pool2d", x_in, "x");
-  check_cpu("global_avg_pool2d", x_in, "x");
   check_dim("global_avg_pool2d", x_in, "x", 4, "(N, C, H, W)");
   Tensor x = x_in.contiguous();
   const int64_t N = x.size(0), C = x.size(1), HW = x.size(2) * x.size(3);
   if (HW == 0) op_error("global_avg_pool2d", "empty spatial size in " + shape_str(x.shape()));
+  switch (x.device()) {
+    case Device::CPU: break;  // the loop below
+    case Device::CUDA: {
+#if HG_WITH_CUDA
+      // a mean over the last dim of x seen as (N, C, H·W): the reduction kernels
+      Tensor y = cuda::sum_dim("global_avg_pool2d", x.detach().reshape({N, C, HW}), 2, false, 1.0 / HW);
+      Shape xs = x.shape();
+      return record("global_avg_pool2d", y, {x_in}, [xs, N, C, HW](const Tensor& dy, const NeedsGrad&) {
+        return std::vector<Tensor>{cuda::sum_backward(dy, {N, C, HW}, 2, 1.0 / HW).reshape(xs)};
+      });
+#else
+      no_cuda_build("global_avg_pool2d");
+#endif
+    }
+  }
   Tensor y = Tensor::empty({N, C}, x.dtype());
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -7,6 +7,11 @@
 #include "framework/autograd/node.h"
 #include "framework/cpu/copy.h"
 #include "framework/ops/check.h"
+#include "framework/ops/elementwise.h"
+
+#if HG_WITH_CUDA
+#include "framework/ops/cuda_ops.h"
+#endif
 
 namespace hg {
 
@@ -70,8 +75,13 @@ Tensor slice(const Tensor& x, int64_t begin, int64_t end) {
   // d(x[begin:end])/dx: dy lands in rows [begin, end) of a zero gradient.
   Shape x_shape = x.shape();
   return record("slice", y, {x}, [x_shape, begin, end](const Tensor& dy, const NeedsGrad&) {
-    Tensor dx = Tensor::zeros(x_shape, dy.dtype());
+    Tensor dx = Tensor::zeros(x_shape, dy.dtype(), dy.device());
     Tensor dyc = dy.contiguous();
+    if (dy.device() == Device::CUDA) {  // copy_ runs on the GPU
+      Tensor rows = dx.slice(begin, end);
+      copy_(rows, dyc);
+      return std::vector<Tensor>{dx};
+    }
     std::memcpy(dx.slice(begin, end).raw_data(), dyc.raw_data(), dyc.nbytes());
     return std::vector<Tensor>{dx};
   });
@@ -79,6 +89,7 @@ Tensor slice(const Tensor& x, int64_t begin, int64_t end) {
 
 Tensor contiguous(const Tensor& x) {
   check_defined("contiguous", x, "x");
+  // no strided-copy kernel: views on the GPU are dim-0 slices and reshapes, which stay contiguous
   check_cpu("contiguous", x, "x");
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   cpu::copy_to_contiguous(x.impl(), y.raw_data());
@@ -90,9 +101,20 @@ Tensor contiguous(const Tensor& x) {
 
 Tensor clone(const Tensor& x) {
   check_defined("clone", x, "x");
-  check_cpu("clone", x, "x");
-  Tensor y = Tensor::empty(x.shape(), x.dtype());
-  cpu::copy_to_contiguous(x.impl(), y.raw_data());
+  Tensor y;
+  switch (x.device()) {
+    case Device::CPU:
+      y = Tensor::empty(x.shape(), x.dtype());
+      cpu::copy_to_contiguous(x.impl(), y.raw_data());
+      break;
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      y = cuda::clone(x);
+#else
+      no_cuda_build("clone");
+#endif
+      break;
+  }
   return record("clone", y, {x}, [](const Tensor& dy, const NeedsGrad&) {
     return std::vector<Tensor>{dy};
   });

@@ -7,6 +7,10 @@
 #include "framework/cpu/elementwise.h"
 #include "framework/ops/check.h"
 
+#if HG_WITH_CUDA
+#include "framework/ops/cuda_ops.h"
+#endif
+
 namespace hg {
 
 namespace {
@@ -25,9 +29,17 @@ struct Rows {
 // log = false: y = softmax(x); log = true: y = log_softmax(x)
 Tensor softmax_forward(const char* op, const Tensor& x_in, int64_t dim_in, bool log) {
   check_defined(op, x_in, "x");
-  check_cpu(op, x_in, "x");
   if (x_in.dim() == 0) op_error(op, "needs at least one dimension");
   const int64_t dim = wrap_dim(op, dim_in, x_in.dim());
+  switch (x_in.device()) {
+    case Device::CPU: break;  // the loop below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return cuda::softmax(x_in.contiguous(), dim, log);
+#else
+      no_cuda_build(op);
+#endif
+  }
   Tensor x = x_in.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   Rows r(x.shape(), dim);
@@ -97,6 +109,9 @@ Tensor softmax(const Tensor& x_arg, int64_t dim) {
   Tensor yd = y.detach();
   int64_t d = wrap_dim("softmax", dim, x.dim());
   return record("softmax", y, {x}, [yd, d](const Tensor& dy, const NeedsGrad&) {
+#if HG_WITH_CUDA
+    if (yd.device() == Device::CUDA) return std::vector<Tensor>{cuda::softmax_backward(yd, dy, d, false)};
+#endif
     return std::vector<Tensor>{softmax_backward(
         dy, yd, d, [](auto g, auto p) { return g * p; },
         [](auto g, auto p, auto s) { return p * (g - s); })};
@@ -111,6 +126,9 @@ Tensor log_softmax(const Tensor& x_arg, int64_t dim) {
   Tensor yd = y.detach();
   int64_t d = wrap_dim("log_softmax", dim, x.dim());
   return record("log_softmax", y, {x}, [yd, d](const Tensor& dy, const NeedsGrad&) {
+#if HG_WITH_CUDA
+    if (yd.device() == Device::CUDA) return std::vector<Tensor>{cuda::softmax_backward(yd, dy, d, true)};
+#endif
     return std::vector<Tensor>{softmax_backward(
         dy, yd, d, [](auto g, auto) { return g; },
         [](auto g, auto ly, auto s) { return g - std::exp(ly) * s; })};

@@ -7,14 +7,28 @@
 #include "framework/cpu/elementwise.h"
 #include "framework/ops/check.h"
 
+#if HG_WITH_CUDA
+#include "framework/ops/cuda_ops.h"
+#endif
+
 namespace hg {
 
 namespace {
 
-void check_unary(const char* op, const Tensor& x) {
-  check_defined(op, x, "x");
-  check_cpu(op, x, "x");
+void check_unary(const char* op, const Tensor& x) { check_defined(op, x, "x"); }
+
+#if HG_WITH_CUDA
+// The op on the GPU: one kernel forward, one backward. `saved` is x or y, the column of
+// cuda/ops/unary.h — the same tensor the CPU backward below keeps.
+Tensor unary_on_cuda(const char* op, cuda::Unary kind, const Tensor& x_in, bool save_output) {
+  Tensor x = x_in.contiguous();
+  Tensor y = cuda::unary(op, kind, x);
+  Tensor saved = save_output ? y.detach() : x.detach();
+  return record(op, y, {x_in}, [kind, saved](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{cuda::unary_backward(kind, dy, saved)};
+  });
 }
+#endif
 
 using std::erf;
 using std::exp;
@@ -30,6 +44,15 @@ template <class C> C normal_pdf(C x) { return exp(C(-0.5) * x * x) * C(0.3989422
 
 Tensor relu(const Tensor& x) {
   check_unary("relu", x);
+  switch (x.device()) {
+    case Device::CPU: break;  // the loop below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return unary_on_cuda("relu", cuda::Unary::Relu, x, /*save_output=*/false);
+#else
+      no_cuda_build("relu");
+#endif
+  }
   Tensor y = cpu::map(x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
   // relu'(x) = 1 if x > 0 else 0
   Tensor xd = x.detach();
@@ -41,6 +64,15 @@ Tensor relu(const Tensor& x) {
 
 Tensor gelu(const Tensor& x) {
   check_unary("gelu", x);
+  switch (x.device()) {
+    case Device::CPU: break;  // the loop below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return unary_on_cuda("gelu", cuda::Unary::Gelu, x, /*save_output=*/false);
+#else
+      no_cuda_build("gelu");
+#endif
+  }
   Tensor y = cpu::map(x, [](auto v) { return v * normal_cdf(v); });
   // gelu'(x) = Φ(x) + x·φ(x)
   Tensor xd = x.detach();
@@ -52,6 +84,15 @@ Tensor gelu(const Tensor& x) {
 
 Tensor sigmoid(const Tensor& x) {
   check_unary("sigmoid", x);
+  switch (x.device()) {
+    case Device::CPU: break;  // the loop below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return unary_on_cuda("sigmoid", cuda::Unary::Sigmoid, x, /*save_output=*/true);
+#else
+      no_cuda_build("sigmoid");
+#endif
+  }
   using std::exp;
   Tensor y = cpu::map(x, [](auto v) { return decltype(v)(1) / (decltype(v)(1) + exp(-v)); });
   // σ'(x) = σ(x)·(1 − σ(x)): written with the output, so nothing is recomputed
@@ -64,6 +105,15 @@ Tensor sigmoid(const Tensor& x) {
 
 Tensor tanh(const Tensor& x) {
   check_unary("tanh", x);
+  switch (x.device()) {
+    case Device::CPU: break;  // the loop below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return unary_on_cuda("tanh", cuda::Unary::Tanh, x, /*save_output=*/true);
+#else
+      no_cuda_build("tanh");
+#endif
+  }
   Tensor y = cpu::map(x, [](auto v) { return tanh(v); });
   // tanh'(x) = 1 − tanh²(x)
   Tensor yd = y.detach();
@@ -77,6 +127,15 @@ Tensor exp(const Tensor& x_arg) {
   // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
   const Tensor x = amp::autocast_cast(x_arg, "exp");
   check_unary("exp", x);
+  switch (x.device()) {
+    case Device::CPU: break;  // the loop below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return unary_on_cuda("exp", cuda::Unary::Exp, x, /*save_output=*/true);
+#else
+      no_cuda_build("exp");
+#endif
+  }
   Tensor y = cpu::map(x, [](auto v) { return exp(v); });
   // exp'(x) = exp(x)
   Tensor yd = y.detach();
@@ -89,6 +148,15 @@ Tensor log(const Tensor& x_arg) {
   // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
   const Tensor x = amp::autocast_cast(x_arg, "log");
   check_unary("log", x);
+  switch (x.device()) {
+    case Device::CPU: break;  // the loop below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return unary_on_cuda("log", cuda::Unary::Log, x, /*save_output=*/false);
+#else
+      no_cuda_build("log");
+#endif
+  }
   Tensor y = cpu::map(x, [](auto v) { return log(v); });
   // log'(x) = 1/x
   Tensor xd = x.detach();
@@ -99,6 +167,15 @@ Tensor log(const Tensor& x_arg) {
 
 Tensor sqrt(const Tensor& x) {
   check_unary("sqrt", x);
+  switch (x.device()) {
+    case Device::CPU: break;  // the loop below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return unary_on_cuda("sqrt", cuda::Unary::Sqrt, x, /*save_output=*/true);
+#else
+      no_cuda_build("sqrt");
+#endif
+  }
   Tensor y = cpu::map(x, [](auto v) { return sqrt(v); });
   // sqrt'(x) = 1 / (2·sqrt(x))
   Tensor yd = y.detach();
@@ -112,6 +189,7 @@ Tensor pow(const Tensor& x_arg, double p) {
   // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
   const Tensor x = amp::autocast_cast(x_arg, "pow");
   check_unary("pow", x);
+  check_cpu("pow", x, "x");  // no CUDA kernel for pow
   Tensor y = cpu::map(x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
   // (x^p)' = p·x^(p−1)
   Tensor xd = x.detach();
@@ -125,6 +203,15 @@ Tensor pow(const Tensor& x_arg, double p) {
 
 Tensor square(const Tensor& x) {
   check_unary("square", x);
+  switch (x.device()) {
+    case Device::CPU: break;  // the loop below
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      return unary_on_cuda("square", cuda::Unary::Square, x, /*save_output=*/false);
+#else
+      no_cuda_build("square");
+#endif
+  }
   Tensor y = cpu::map(x, [](auto v) { return v * v; });
   // (x²)' = 2x
   Tensor xd = x.detach();

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #if HG_WITH_CUDA
+#include "cuda/runtime/device.h"
 #include "cuda/runtime/memory.h"
 #endif
 
@@ -28,7 +29,8 @@ bool cuda_available() {
 void require_cuda() {
 #if HG_WITH_CUDA
   if (!hg::cuda::available())
-    throw std::runtime_error("no CUDA GPU found on this machine; use --device cpu");
+    throw std::runtime_error("no usable CUDA GPU on this machine (" + hg::cuda::no_gpu_reason() +
+                             "); use --device cpu");
 #else
   throw std::runtime_error("built without CUDA; use --device cpu");
 #endif

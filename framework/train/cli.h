@@ -9,16 +9,25 @@
 //   hg::train::apply_threads(flags.threads);
 //   hg::Device device = hg::train::device_from_flag(flags.device);  // throws on "cuda" without CUDA
 //
+// --device auto takes the GPU when there is one and otherwise says so once and runs on the
+// CPU; --device cuda insists, so no GPU is an error. --gemm picks the GEMM of matmul, linear
+// and conv2d on the GPU: the hand-written ladder (default) or cuBLAS, for comparison.
+//
 // Header-only: it is compiled into the chapters (which link CLI11), not into the library.
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
 #include <omp.h>
 
 #include "framework/tensor/device.h"
+#if HG_WITH_CUDA
+#include "cuda/gemm/matmul.h"
+#include "cuda/runtime/device.h"
+#endif
 
 namespace hg::train {
 
@@ -29,7 +38,8 @@ struct CommonFlags {
   double momentum = 0.9;
   double weight_decay = 0.0;
   std::string model = "mlp";   // a name, or several separated by commas ("mlp,smallcnn")
-  std::string device = "cpu";  // cpu | cuda
+  std::string device = "cpu";  // cpu | cuda | auto
+  std::string gemm = "ladder";  // ladder | cublas: the GEMM behind matmul/linear/conv2d on the GPU
   int threads = 0;             // 0: OpenMP's default (all cores, or $OMP_NUM_THREADS)
   uint64_t seed = 0;
   std::string data;            // FashionMNIST folder; "" = $HG_DATA, then Debian's package
@@ -49,7 +59,17 @@ inline void add_common_flags(CLI::App& app, CommonFlags& f) {
   app.add_option("--momentum", f.momentum, "SGD momentum")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   app.add_option("--weight-decay", f.weight_decay, "L2 weight decay")->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--model", f.model, "mlp | smallcnn | resnet18 | resnet50, or a comma list")->capture_default_str();
-  app.add_option("--device", f.device, "cpu | cuda")->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--device", f.device, "cpu | cuda | auto (the GPU if there is one, else the CPU)")
+      ->capture_default_str()->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  app.add_option("--gemm", f.gemm, "GEMM on the GPU: ladder (hand-written) | cublas")
+      ->capture_default_str()->check(CLI::IsMember({"ladder", "cublas"}))
+      ->each([](const std::string& v) {
+#if HG_WITH_CUDA
+        hg::cuda::set_gemm_backend(v == "cublas" ? hg::cuda::GemmBackend::Cublas : hg::cuda::GemmBackend::Ladder);
+#else
+        (void)v;  // no GPU GEMM in a CPU-only build: the flag changes nothing
+#endif
+      });
   app.add_option("--threads", f.threads, "CPU threads (0: all)")->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--seed", f.seed, "seed of initialisation and shuffling")->capture_default_str();
   app.add_option("--data", f.data, "FashionMNIST folder (default: $HG_DATA, then /usr/share/datasets/fashion-mnist)");
@@ -68,7 +88,18 @@ inline void apply_threads(int threads) {
 
 // "cpu" or "cuda" -> Device; for "cuda" checks a GPU is usable and throws the framework's
 // message otherwise ("built without CUDA; use --device cpu").
+// "auto": the GPU when cuda_available(), else one line on stderr and the CPU.
 inline Device device_from_flag(const std::string& name) {
+  if (name == "auto") {
+    if (cuda_available()) return Device::CUDA;
+#if HG_WITH_CUDA
+    const std::string why = hg::cuda::no_gpu_reason();
+#else
+    const std::string why = "this build has no CUDA backend";
+#endif
+    std::fprintf(stderr, "--device auto: %s; running on the CPU\n", why.c_str());
+    return Device::CPU;
+  }
   const Device d = parse_device(name);
   if (d == Device::CUDA) require_cuda();
   return d;

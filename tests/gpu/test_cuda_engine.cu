@@ -1,0 +1,279 @@
+// GPU tests of the engine on CUDA tensors: every op of framework/ops, forward and backward,
+// on Device::CUDA against the same op on the CPU (the reference), in F32 and, for the ops
+// mixed precision uses, F16 and BF16; then one SGD step of the MLP and the SmallCNN on the
+// GPU against the same step on the CPU.
+//
+// How one op is checked: the same input values (rounded to the dtype) go to the CPU and to
+// the GPU as leaves; both run the op and backward() with the same upstream gradient; the
+// outputs and every input's .grad must agree within atol + rtol·|cpu|. Both backends compute
+// in F32 and round once to the storage type, so they differ only by the order of sums: the
+// tolerances are a few units of the storage type's precision.
+#include "tests/gpu/gpu_test.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "framework/halfgrad.h"
+#include "framework/nn/models/mlp.h"
+#include "framework/nn/models/small_cnn.h"
+#include "framework/optim/sgd.h"
+
+using hg::Device;
+using hg::DType;
+using hg::Shape;
+using hg::Tensor;
+
+namespace {
+
+using Op = std::function<Tensor(const std::vector<Tensor>&)>;
+
+struct Input {
+  Shape shape;
+  double lo = -2, hi = 2;  // values drawn uniformly from [lo, hi)
+  bool grad = true;         // compare its gradient too
+};
+
+struct Tol {
+  double atol, rtol;
+};
+Tol tolerance(DType dt, double scale = 1) {
+  switch (dt) {
+    case DType::F16: return {1e-3 * scale, 4e-3 * scale};   // F16: 2^-11 relative precision
+    case DType::BF16: return {8e-3 * scale, 3e-2 * scale};  // BF16: 2^-8
+    default: return {1e-5 * scale, 1e-4 * scale};
+  }
+}
+
+const char* name_of(DType dt) { return hg::dtype_name(dt); }
+
+// Runs `op` on the CPU and on the GPU with the same inputs and upstream gradient and compares
+// the outputs and the gradients of the inputs marked `grad`.
+void check_op(hg::test::Checker& t, const std::string& name, const std::vector<Input>& inputs, DType dt,
+              const Op& op, double tol_scale = 1) {
+  hg::Generator gen(1234);
+  std::vector<Tensor> cpu, gpu;
+  for (const Input& in : inputs) {
+    Tensor v = Tensor::uniform(in.shape, in.lo, in.hi, gen, dt);  // rounded to dt once
+    Tensor c = v.detach(), g = v.detach().to(Device::CUDA);
+    if (in.grad) {
+      c.requires_grad_();
+      g.requires_grad_();
+    }
+    cpu.push_back(c);
+    gpu.push_back(g);
+  }
+  const std::string what = name + " " + name_of(dt);
+  Tensor yc = op(cpu), yg = op(gpu);
+  if (!t.expect(what + " runs on the GPU", yg.device() == Device::CUDA && yg.dtype() == yc.dtype(),
+                std::string("output on ") + hg::device_name(yg.device()) + ", " + name_of(yg.dtype())))
+    return;
+  const Tol tol = tolerance(dt, tol_scale);
+  t.close(what + " forward", yg.to_vector(), yc.to_vector(), tol.atol, tol.rtol);
+
+  bool any_grad = false;
+  for (const Input& in : inputs) any_grad = any_grad || in.grad;
+  if (!any_grad) return;
+  Tensor up = Tensor::uniform(yc.shape(), -1, 1, gen, dt);  // the upstream gradient
+  yc.backward(up);
+  yg.backward(up.to(Device::CUDA));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].grad) continue;
+    const std::string gname = what + " grad[" + std::to_string(i) + "]";
+    if (!t.expect(gname + " exists", cpu[i].grad().defined() && gpu[i].grad().defined() &&
+                                         gpu[i].grad().device() == Device::CUDA))
+      continue;
+    t.close(gname, gpu[i].grad().to_vector(), cpu[i].grad().to_vector(), tol.atol, tol.rtol);
+  }
+}
+
+const std::vector<DType> kAll = {DType::F32, DType::F16, DType::BF16};
+
+void test_transfers(hg::test::Checker& t) {
+  hg::Generator gen(7);
+  for (DType dt : {DType::F32, DType::F16, DType::BF16, DType::F64}) {
+    Tensor x = Tensor::randn({3, 5, 7}, gen, dt);
+    Tensor back = x.to(Device::CUDA).to(Device::CPU);
+    t.exact(std::string("to(CUDA).to(CPU) ") + name_of(dt), back.to_vector(), x.to_vector());
+  }
+  // casts on the GPU round like the CPU (RNE)
+  Tensor x = hg::mul(Tensor::randn({1000}, gen), 100.0);
+  for (DType dt : {DType::F16, DType::BF16})
+    t.exact(std::string("cast F32 -> ") + name_of(dt) + " on the GPU",
+            x.to(Device::CUDA).to(dt).to(Device::CPU).to_vector(), x.to(dt).to_vector());
+}
+
+void test_elementwise(hg::test::Checker& t) {
+  for (DType dt : kAll) {
+    // broadcasting both ways: (4, 5) with (5) and with (4, 1)
+    check_op(t, "add (4,5)+(5)", {{{4, 5}}, {{5}}}, dt, [](auto& v) { return hg::add(v[0], v[1]); });
+    check_op(t, "sub (4,1)-(4,5)", {{{4, 1}}, {{4, 5}}}, dt, [](auto& v) { return hg::sub(v[0], v[1]); });
+    check_op(t, "mul (3,4,5)*(4,1)", {{{3, 4, 5}}, {{4, 1}}}, dt, [](auto& v) { return hg::mul(v[0], v[1]); });
+    check_op(t, "div (4,5)/(5)", {{{4, 5}}, {{5}, 0.5, 2}}, dt, [](auto& v) { return hg::div(v[0], v[1]); }, 2);
+    check_op(t, "add scalar", {{{6, 7}}}, dt, [](auto& v) { return hg::add(v[0], 1.5); });
+    check_op(t, "sub scalar", {{{6, 7}}}, dt, [](auto& v) { return hg::sub(v[0], 0.25); });
+    check_op(t, "rsub scalar", {{{6, 7}}}, dt, [](auto& v) { return hg::rsub(3.0, v[0]); });
+    check_op(t, "mul scalar", {{{6, 7}}}, dt, [](auto& v) { return hg::mul(v[0], -0.75); });
+    check_op(t, "div scalar", {{{6, 7}}}, dt, [](auto& v) { return hg::div(v[0], 3.0); });
+    check_op(t, "rdiv scalar", {{{6, 7}, 0.5, 2}}, dt, [](auto& v) { return hg::rdiv(2.0, v[0]); }, 2);
+    check_op(t, "neg", {{{6, 7}}}, dt, [](auto& v) { return hg::neg(v[0]); });
+  }
+}
+
+void test_unary(hg::test::Checker& t) {
+  for (DType dt : kAll) {
+    check_op(t, "relu", {{{8, 33}}}, dt, [](auto& v) { return hg::relu(v[0]); });
+    check_op(t, "gelu", {{{8, 33}}}, dt, [](auto& v) { return hg::gelu(v[0]); }, 2);
+    check_op(t, "sigmoid", {{{8, 33}}}, dt, [](auto& v) { return hg::sigmoid(v[0]); }, 2);
+    check_op(t, "tanh", {{{8, 33}}}, dt, [](auto& v) { return hg::tanh(v[0]); }, 2);
+    check_op(t, "exp", {{{8, 33}}}, dt, [](auto& v) { return hg::exp(v[0]); }, 2);
+    check_op(t, "log", {{{8, 33}, 0.1, 4}}, dt, [](auto& v) { return hg::log(v[0]); }, 2);
+    check_op(t, "sqrt", {{{8, 33}, 0.1, 4}}, dt, [](auto& v) { return hg::sqrt(v[0]); }, 2);
+    check_op(t, "square", {{{8, 33}}}, dt, [](auto& v) { return hg::square(v[0]); });
+  }
+}
+
+void test_reductions_and_shapes(hg::test::Checker& t) {
+  for (DType dt : kAll) {
+    check_op(t, "sum all", {{{37, 29}}}, dt, [](auto& v) { return hg::sum(v[0]); }, 4);
+    check_op(t, "mean all", {{{37, 29}}}, dt, [](auto& v) { return hg::mean(v[0]); }, 4);
+    check_op(t, "sum dim 1 keepdim", {{{5, 37, 3}}}, dt, [](auto& v) { return hg::sum(v[0], 1, true); }, 4);
+    check_op(t, "mean dim 0", {{{37, 6}}}, dt, [](auto& v) { return hg::mean(v[0], 0, false); }, 4);
+    check_op(t, "mean dim -1 (size 1)", {{{6, 1}}}, dt, [](auto& v) { return hg::mean(v[0], -1, false); });
+  }
+  check_op(t, "reshape", {{{4, 6}}}, DType::F32, [](auto& v) { return hg::mul(v[0].reshape({2, 12}), 2.0); });
+  check_op(t, "flatten", {{{2, 3, 4, 5}}}, DType::F32, [](auto& v) { return hg::mul(hg::flatten(v[0], 1), 2.0); });
+  check_op(t, "slice rows 1..3", {{{5, 4}}}, DType::F32, [](auto& v) { return hg::mul(v[0].slice(1, 3), 3.0); });
+  check_op(t, "clone", {{{5, 4}}}, DType::F32, [](auto& v) { return hg::mul(v[0].clone(), 3.0); });
+  // a cast on the GPU, and its gradient cast back
+  check_op(t, "cast F32->F16->F32", {{{5, 4}}}, DType::F32,
+           [](auto& v) { return hg::mul(v[0].to(DType::F16).to(DType::F32), 2.0); });
+}
+
+void test_gemm(hg::test::Checker& t) {
+  // odd sizes (no multiple of any tile) and every transpose combination
+  const int64_t M = 37, N = 29, K = 23;
+  for (DType dt : kAll)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        const Shape a = ta ? Shape{K, M} : Shape{M, K}, b = tb ? Shape{N, K} : Shape{K, N};
+        check_op(t, std::string("matmul ta=") + (ta ? "1" : "0") + " tb=" + (tb ? "1" : "0"), {{a}, {b}}, dt,
+                 [ta, tb](auto& v) { return hg::matmul(v[0], v[1], ta, tb); }, 4);
+      }
+  for (DType dt : kAll)
+    check_op(t, "linear (19,70)x(33,70)+b", {{{19, 70}}, {{33, 70}}, {{33}}}, dt,
+             [](auto& v) { return hg::linear(v[0], v[1], v[2]); }, 4);
+}
+
+void test_conv_pool(hg::test::Checker& t) {
+  for (DType dt : kAll) {
+    check_op(t, "conv2d 3x3 s1 p1 +b", {{{2, 3, 9, 8}}, {{5, 3, 3, 3}}, {{5}}}, dt,
+             [](auto& v) { return hg::conv2d(v[0], v[1], v[2], 1, 1); }, 4);
+    check_op(t, "conv2d 3x3 s2 p0", {{{2, 3, 9, 8}}, {{4, 3, 3, 3}}}, dt,
+             [](auto& v) { return hg::conv2d(v[0], v[1], Tensor(), 2, 0); }, 4);
+    check_op(t, "max_pool2d 2 s2", {{{2, 3, 8, 6}}}, dt, [](auto& v) { return hg::max_pool2d(v[0], 2, 2, 0); });
+    check_op(t, "max_pool2d 3 s2 p1", {{{2, 3, 9, 7}}}, dt, [](auto& v) { return hg::max_pool2d(v[0], 3, 2, 1); });
+    check_op(t, "avg_pool2d 3 s2 p1", {{{2, 3, 9, 7}}}, dt, [](auto& v) { return hg::avg_pool2d(v[0], 3, 2, 1); });
+    check_op(t, "global_avg_pool2d", {{{2, 5, 7, 6}}}, dt, [](auto& v) { return hg::global_avg_pool2d(v[0]); }, 2);
+  }
+}
+
+void test_batch_norm(hg::test::Checker& t) {
+  for (DType dt : kAll) {
+    for (bool training : {true, false}) {
+      // running statistics: F32 buffers on each side, compared after the step
+      Tensor rm_c = Tensor::full({4}, 0.1), rv_c = Tensor::full({4}, 1.5);
+      Tensor rm_g = rm_c.to(Device::CUDA).clone(), rv_g = rv_c.to(Device::CUDA).clone();
+      auto op = [&, training](const std::vector<Tensor>& v) {
+        const bool gpu = v[0].device() == Device::CUDA;
+        return hg::batch_norm2d(v[0], v[1], v[2], gpu ? rm_g : rm_c, gpu ? rv_g : rv_c, training, 0.1, 1e-5);
+      };
+      const std::string name = training ? "batch_norm2d train" : "batch_norm2d eval";
+      check_op(t, name, {{{3, 4, 5, 6}}, {{4}, 0.5, 1.5}, {{4}}}, dt, op, 4);
+      if (training) {
+        t.close(name + " running_mean " + name_of(dt), rm_g.to_vector(), rm_c.to_vector(), 1e-5, 1e-4);
+        t.close(name + " running_var " + name_of(dt), rv_g.to_vector(), rv_c.to_vector(), 1e-5, 1e-4);
+      }
+    }
+  }
+}
+
+void test_softmax_losses(hg::test::Checker& t) {
+  const std::vector<int32_t> targets = {3, 0, 9, 9, 1, 4, 7};
+  for (DType dt : kAll) {
+    check_op(t, "softmax dim 1", {{{7, 10}, -4, 4}}, dt, [](auto& v) { return hg::softmax(v[0], 1); }, 2);
+    check_op(t, "log_softmax dim 0", {{{7, 10}, -4, 4}}, dt, [](auto& v) { return hg::log_softmax(v[0], 0); }, 2);
+    check_op(t, "cross_entropy", {{{7, 10}, -4, 4}}, dt,
+             [&targets](auto& v) { return hg::cross_entropy(v[0], targets); }, 2);
+    check_op(t, "mse_loss", {{{6, 5}}, {{6, 5}}}, dt, [](auto& v) { return hg::mse_loss(v[0], v[1]); }, 2);
+  }
+}
+
+void test_dropout(hg::test::Checker& t) {
+  // the mask is drawn on the CPU from the generator, so equal seeds give equal masks
+  for (DType dt : kAll) {
+    auto op = [](const std::vector<Tensor>& v) {
+      hg::Generator g(99);
+      return hg::dropout(v[0], 0.3, true, g);
+    };
+    check_op(t, "dropout p=0.3", {{{9, 13}}}, dt, op);
+  }
+}
+
+// One SGD step (momentum, weight decay) of a model on the GPU vs the same on the CPU.
+void check_sgd_step(hg::test::Checker& t, const std::string& name,
+                    const std::function<hg::nn::ModulePtr(hg::Generator&)>& make, const Shape& input_shape) {
+  hg::Generator g1(5), g2(5), gx(6);
+  hg::nn::ModulePtr cpu_model = make(g1), gpu_model = make(g2);  // identical weights
+  gpu_model->to(Device::CUDA);
+  hg::optim::SGDOptions o;
+  o.lr = 0.05;
+  o.momentum = 0.9;
+  o.weight_decay = 1e-4;
+  hg::optim::SGD cpu_opt(cpu_model->parameters(), o), gpu_opt(gpu_model->parameters(), o);
+  Tensor x = Tensor::randn(input_shape, gx);
+  std::vector<int32_t> y;
+  for (int64_t i = 0; i < input_shape[0]; ++i) y.push_back(static_cast<int32_t>((i * 7) % 10));
+
+  Tensor loss_c = hg::cross_entropy(cpu_model->forward(x), y);
+  Tensor loss_g = hg::cross_entropy(gpu_model->forward(x.to(Device::CUDA)), y);
+  t.close(name + " loss", loss_g.to_vector(), loss_c.to_vector(), 1e-5, 1e-4);
+  cpu_opt.zero_grad();
+  gpu_opt.zero_grad();
+  loss_c.backward();
+  loss_g.backward();
+  cpu_opt.step();
+  gpu_opt.step();
+  const auto pc = cpu_model->named_parameters(), pg = gpu_model->named_parameters();
+  t.expect(name + " same parameters", pc.size() == pg.size() && !pc.empty());
+  for (size_t i = 0; i < pc.size() && i < pg.size(); ++i) {
+    t.expect(name + " " + pg[i].name + " on the GPU", pg[i].tensor.device() == Device::CUDA);
+    t.close(name + " " + pc[i].name + " after one step", pg[i].tensor.to_vector(), pc[i].tensor.to_vector(),
+            1e-5, 1e-4);
+  }
+}
+
+void test_models(hg::test::Checker& t) {
+  check_sgd_step(t, "MLP", [](hg::Generator& g) { return std::make_shared<hg::nn::MLP>(g, 784, 64, 32, 10); },
+                 {16, 1, 28, 28});
+  check_sgd_step(t, "SmallCNN",
+                 [](hg::Generator& g) { return std::make_shared<hg::nn::SmallCNN>(g, 1, 8, 16, 32, 10, 28); },
+                 {8, 1, 28, 28});
+}
+
+void run(hg::test::Checker& t) {
+  test_transfers(t);
+  test_elementwise(t);
+  test_unary(t);
+  test_reductions_and_shapes(t);
+  test_gemm(t);
+  test_conv_pool(t);
+  test_batch_norm(t);
+  test_softmax_losses(t);
+  test_dropout(t);
+  test_models(t);
+}
+
+}  // namespace
+
+HG_GPU_TEST_MAIN(run)
