@@ -436,9 +436,12 @@ Tensor batch_norm2d(const Tensor& x_in, const Tensor& gamma, const Tensor& beta,
                     const Tensor& running_var, bool training, double momentum, double eps,
                     BatchNormSaved& saved) {
   need_gpu_contiguous("batch_norm2d", x_in, "x");
-  for (const Tensor* r : {&running_mean, &running_var})
-    if (r->defined() && (r->dtype() != DType::F32 || r->device() != Device::CUDA || !r->is_contiguous()))
-      op_error("batch_norm2d", "running statistics on the GPU must be contiguous F32 tensors on the GPU");
+  if (running_mean.defined()) need_gpu_contiguous("batch_norm2d", running_mean, "running_mean");
+  if (running_var.defined()) need_gpu_contiguous("batch_norm2d", running_var, "running_var");
+  // The kernels keep running statistics in F32: F16/BF16 buffers are updated through F32
+  // copies, written back below (F32 buffers are updated in place: as_f32 returns them).
+  Tensor rm = running_mean.defined() ? as_f32(running_mean) : Tensor();
+  Tensor rv = running_var.defined() ? as_f32(running_var) : Tensor();
   Tensor x = as_f32(x_in);
   const int64_t N = x.size(0), C = x.size(1), HW = x.size(2) * x.size(3);
   Tensor g = channel_f32(gamma, C, 1.0), b = channel_f32(beta, C, 0.0);
@@ -447,18 +450,22 @@ Tensor batch_norm2d(const Tensor& x_in, const Tensor& gamma, const Tensor& beta,
   if (training) {
     saved.mean = gpu_empty({C}, DType::F32);
     saved.invstd = gpu_empty({C}, DType::F32);
-    const bool track = running_mean.defined() && running_var.defined();
+    const bool track = rm.defined() && rv.defined();
     batch_norm_forward_train(f(x), f(g), f(b), N, C, HW, static_cast<float>(eps),
-                             static_cast<float>(momentum), track ? f(running_mean) : nullptr,
-                             track ? f(running_var) : nullptr, f(y), f(saved.mean), f(saved.invstd));
+                             static_cast<float>(momentum), track ? f(rm) : nullptr,
+                             track ? f(rv) : nullptr, f(y), f(saved.mean), f(saved.invstd));
+    if (track && !rm.same(running_mean)) {  // round the F32 statistics back into the buffers
+      Tensor m = running_mean, v = running_var;
+      copy_(m, rm);
+      copy_(v, rv);
+    }
   } else {
-    batch_norm_forward_eval(f(x), f(g), f(b), f(running_mean), f(running_var), N, C, HW,
-                            static_cast<float>(eps), f(y));
+    batch_norm_forward_eval(f(x), f(g), f(b), f(rm), f(rv), N, C, HW, static_cast<float>(eps), f(y));
     // what the backward needs: the running mean and 1/√(running_var + eps) (C values)
-    saved.mean = clone(running_mean);
-    std::vector<float> rv = running_var.to_vector();
-    for (float& v : rv) v = static_cast<float>(1.0 / std::sqrt(static_cast<double>(v) + eps));
-    saved.invstd = Tensor::from_vector(rv, {C}).to(Device::CUDA);
+    saved.mean = clone(rm);
+    std::vector<float> var = rv.to_vector();
+    for (float& v : var) v = static_cast<float>(1.0 / std::sqrt(static_cast<double>(v) + eps));
+    saved.invstd = Tensor::from_vector(var, {C}).to(Device::CUDA);
   }
   return x_in.dtype() == DType::F32 ? y : cast(y, x_in.dtype());
 }
