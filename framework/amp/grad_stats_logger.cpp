@@ -38,12 +38,9 @@ void GradStatsLogger::capture(int64_t step, const std::vector<nn::NamedTensor>& 
   NoGradGuard no_grad;
   hist_.clear();
   before_.clear();
-  grad_mask_.clear();
   for (const auto& p : params) {
-    Tensor g = p.tensor.grad();
-    if (!g.defined()) continue;
-    before_.push_back(p.tensor.detach().clone());
-    grad_mask_.push_back(g.detach().clone());
+    if (!p.tensor.grad().defined()) continue;
+    before_.push_back(p.tensor.detach().clone());  // the weights before the step
   }
   hist_ = grad_histograms(params, scale);
 }
@@ -57,21 +54,35 @@ std::vector<GradHistogram> GradStatsLogger::finish(const std::vector<nn::NamedTe
     for (const auto& p : params) {
       if (!p.tensor.grad().defined()) continue;
       if (k >= out.size()) break;
-      const std::vector<float> after = p.tensor.to_vector();
-      const std::vector<float> before = before_[k].to_vector();
-      const std::vector<float> g = grad_mask_[k].to_vector();
+      // The .grad is still there after the step (optimizers do not clear it); an unscale
+      // or a clip multiplied it, which keeps its zeros zero.
+      const Tensor& w = p.tensor;
+      const Tensor g = w.grad();
       int64_t moved = 0, lost = 0;
-      for (size_t i = 0; i < after.size(); ++i) {
-        if (g[i] == 0.0f) continue;  // nothing asked to move
-        ++moved;
-        if (after[i] == before[i]) ++lost;
+      if (w.dtype() == DType::F32 && g.dtype() == DType::F32 && w.is_contiguous() &&
+          g.is_contiguous()) {
+        const float* after = w.data<float>();  // fast path: no copies
+        const float* before = before_[k].data<float>();
+        const float* gd = g.data<float>();
+        for (int64_t i = 0, n = w.numel(); i < n; ++i) {
+          if (gd[i] == 0.0f) continue;  // nothing asked to move
+          ++moved;
+          lost += after[i] == before[i];
+        }
+      } else {
+        const std::vector<float> after = w.to_vector(), before = before_[k].to_vector(),
+                                 gv = g.to_vector();
+        for (size_t i = 0; i < after.size(); ++i) {
+          if (gv[i] == 0.0f) continue;
+          ++moved;
+          lost += after[i] == before[i];
+        }
       }
       out[k].lost_update_fraction = moved ? double(lost) / double(moved) : 0.0;
       ++k;
     }
   }
   before_.clear();
-  grad_mask_.clear();
   return out;
 }
 

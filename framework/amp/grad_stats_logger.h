@@ -41,8 +41,7 @@ class GradStatsLogger {
  private:
   int64_t every_;
   std::vector<GradHistogram> hist_;
-  std::vector<Tensor> before_;     // weights before the step (copies)
-  std::vector<Tensor> grad_mask_;  // gradients (copies), to know which elements should move
+  std::vector<Tensor> before_;  // weights before the step (copies)
 };
 
 }  // namespace hg::amp

@@ -200,6 +200,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fp32", "fp16", "both"}));
   CLI11_PARSE(app, argc, argv);
   hg::train::apply_threads(f.threads);
+  // Common flags this chapter does not implement are refused, not ignored.
+  if (f.device != "cpu" || !f.checkpoint.empty() || !f.resume.empty() ||
+      f.lr_schedule != "constant" || f.weight_decay != 0.0) {
+    std::fprintf(stderr, "lesson_06: --device cuda, --checkpoint, --resume, --lr-schedule and "
+                         "--weight-decay are not supported in this chapter\n");
+    return 2;
+  }
   const int epochs = f.epochs > 0 ? f.epochs : 1;
 
   show_arithmetic();

@@ -30,5 +30,5 @@ for model in mlp smallcnn; do
 done
 if [ -x "$BUILD/tests/bench_amp_gradstats" ]; then
   echo "== gradient statistics overhead (MLP, batch 128) =="
-  "$BUILD/tests/bench_amp_gradstats" --steps 100 --every 50
+  "$BUILD/tests/bench_amp_gradstats" --steps 500 --every 50
 fi

@@ -30,3 +30,13 @@ if(TARGET lesson_10)
     PASS_REGULAR_EXPRESSION "RESULT model=mlp precision=amp_f16 epochs=1 seconds_per_epoch=[0-9.]+ test_accuracy=0\\.[0-9]+"
     LABELS "lesson")
 endif()
+
+# Common flags a chapter does not implement are refused with one line and exit code 2.
+foreach(nn 06 09 10)
+  if(TARGET lesson_${nn})
+    add_test(NAME lesson_${nn}_unsupported_flag_exits_2
+             COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/../lessons/expect_error.sh 2 "not supported in this chapter"
+                     $<TARGET_FILE:lesson_${nn}> --checkpoint ckpt.bin)
+    set_tests_properties(lesson_${nn}_unsupported_flag_exits_2 PROPERTIES LABELS "lesson")
+  endif()
+endforeach()

@@ -90,3 +90,52 @@ TEST_CASE("master grads are unscaled and an inf is reported") {
   model.set_grad(Tensor::from_vector(std::vector<float>{70000.0f, 1.0f}, {2}, DType::F16));  // 70000 -> inf in F16
   CHECK(mw.copy_grads_to_master(1.0f));
 }
+
+#include "framework/amp/autocast.h"
+#include "framework/nn/batch_norm.h"
+#include "framework/nn/conv2d.h"
+#include "framework/nn/sequential.h"
+#include "framework/ops/ops.h"
+
+TEST_CASE("convert_model_ keeps batch norm in F32; one master-weights step through both") {
+  hg::Generator gen(4);
+  auto conv = std::make_shared<hg::nn::Conv2d>(1, 4, 3, gen, 1, 1);
+  auto bn = std::make_shared<hg::nn::BatchNorm2d>(4);
+  hg::nn::Sequential model({conv, bn});
+  // Everything to F16 except the batch norm (child "1"): Apex's keep_batchnorm_fp32.
+  hg::amp::convert_model_(model, DType::F16,
+                          [](const std::string& name) { return name.rfind("1.", 0) == 0; });
+  CHECK(conv->weight.dtype() == DType::F16);  // the module's own members changed dtype
+  CHECK(conv->bias.dtype() == DType::F16);
+  CHECK(bn->weight.dtype() == DType::F32);
+  CHECK(bn->running_mean.dtype() == DType::F32);
+  for (const auto& p : model.named_parameters())
+    CHECK(p.tensor.dtype() == (p.name.rfind("1.", 0) == 0 ? DType::F32 : DType::F16));
+
+  hg::amp::MasterWeights mw(model.parameters());
+  hg::optim::SGD opt(mw.master_params(), {.lr = 0.1});
+  const auto w_before = conv->weight.to_vector();
+  const auto g_before = bn->weight.to_vector();
+  Tensor x = Tensor::full({2, 1, 5, 5}, 0.5);
+  for (int64_t i = 0; i < 50; ++i) x.data<float>()[i] = float(i % 7) * 0.25f;
+  Tensor loss;
+  {
+    hg::amp::Autocast ac(DType::F16);   // conv in F16, batch norm in F32 (the policy)
+    Tensor y = model(x);
+    CHECK(y.dtype() == DType::F32);
+    loss = hg::mean(hg::mul(y, y));
+  }
+  loss.backward();
+  CHECK(conv->weight.grad().dtype() == DType::F16);
+  CHECK(bn->weight.grad().dtype() == DType::F32);
+  CHECK_FALSE(mw.copy_grads_to_master());
+  opt.step();
+  mw.copy_master_to_model();
+  CHECK(conv->weight.dtype() == DType::F16);
+  CHECK(bn->weight.dtype() == DType::F32);
+  CHECK(conv->weight.to_vector() != w_before);  // both moved
+  CHECK(bn->weight.to_vector() != g_before);
+  // The F16 model holds its master rounded to F16.
+  const auto m = mw.master_params()[0].to_vector(), w = conv->weight.to_vector();
+  for (size_t i = 0; i < w.size(); ++i) CHECK(w[i] == float(hg::half(m[i])));
+}
