@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
   float ui_scale = 1.0f;
   int64_t step = -1;
   int measure_frames = 0;
+  bool heat_true = false;
+  std::string per_layer = "underflow";
   DemoOptions demo;
   cli.add_option("paths", paths, "runs/ folders or single run folders (default: runs)");
   cli.add_option("--screenshot", screenshot, "render one panel into this PNG and exit");
@@ -109,6 +111,9 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);  // one folder per --run, so positional paths may follow
   cli.add_option("--param", param, "gradients panel: the parameter to show");
   cli.add_option("--step", step, "gradients panel: the step to show (nearest logged one)");
+  cli.add_flag("--heat-true", heat_true, "gradients panel: heat map of the true gradient (÷ loss scale)");
+  cli.add_option("--per-layer", per_layer, "gradients panel: underflow, subnormal or lost-updates per layer over time")
+      ->check(CLI::IsMember({"underflow", "subnormal", "lost-updates"}))->capture_default_str();
   cli.add_option("--value", value, "bits panel: the number (decimal, 2^N, or hex bits 0x... of --format, default fp16)");
   cli.add_option("--format", format_id, "bits panel: show only this format (fp32 tf32 fp16 bf16 e4m3 e5m2)");
   cli.add_option("--size", size_text, "screenshot size WxH")->capture_default_str();
@@ -192,6 +197,8 @@ int main(int argc, char** argv) {
   }
   app.grads.param = param;
   app.grads.step = step;
+  app.grads.heat_true = heat_true;
+  app.grads.per_layer = per_layer == "underflow" ? 0 : per_layer == "subnormal" ? 1 : 2;
   app.panel = panel_name == "bits" ? Panel::Bits
             : panel_name == "gradients" ? Panel::Gradients
             : panel_name == "scale" ? Panel::Scale : Panel::Runs;

@@ -1,38 +1,63 @@
 #!/usr/bin/env bash
 # Regenerates the viewer pictures in docs/images/ (used by ./lab screenshots).
 # Usage: viewer/screenshots.sh BUILD_DIR
-# The runs pictured are SYNTHETIC DEMO DATA written by --make-demo-runs (the pictures say so);
-# they show what the panels draw, not results of training.
+#
+# The Gradients, Loss-scale and Runs pictures are of REAL runs: chapters 06, 08, 09 and 10
+# train the MLP briefly on a slice of FashionMNIST (the commands are below; together well under
+# a minute on an idle 2-core machine). Two pictures stay SYNTHETIC DEMO DATA (--make-demo-runs,
+# labelled in red on the picture) because no short real run shows what they show: gradients
+# that underflow FP16 (the MLP's sit above 2^-24) and PyTorch's growth interval of 2000 steps
+# over thousands of steps.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
 V="$BUILD/viewer/halfgrad-viewer"
+L="$BUILD/lessons"
 OUT="$ROOT/docs/images"
 [ -x "$V" ] || { echo "screenshots: $V is missing (build with the viewer: see ./lab build)" >&2; exit 1; }
 command -v xvfb-run >/dev/null || { echo "screenshots: xvfb-run is missing (apt-get install xvfb xauth)" >&2; exit 1; }
-
-RUNS="$BUILD/demo_runs"
-rm -rf "$RUNS"
-"$V" --make-demo-runs "$RUNS" --demo-steps 6000
+for n in 06 08 09 10; do
+  [ -x "$L/lesson_$n" ] || { echo "screenshots: $L/lesson_$n is missing (./lab build builds it)" >&2; exit 1; }
+done
 mkdir -p "$OUT"
 shot() { xvfb-run -a -s '-screen 0 1280x800x24' "$V" "$@"; }
+export OMP_WAIT_POLICY=PASSIVE  # the machine is shared: idle threads must not spin
 
+# ---- 1. real runs (each chapter writes runs/<run-name>_<precision>/) ----------------------
+REAL="$BUILD/screenshot_runs"
+rm -rf "$REAL"; mkdir -p "$REAL"
+RUNS="$REAL/runs"
+real() { (cd "$REAL" && "$@" --threads 2 --limit-test 2000 --stats-every 5 | grep '^RESULT'); }
+# Chapter 09: the dynamic loss scale, with a growth interval of 20 so 200 steps show the teeth.
+real "$L/lesson_09" --runs dynamic_scale --limit-train 12800 --epochs 2 --growth-interval 20 --run-name shot
+# Chapter 08: a static scale of 1024 (a flat line).
+real "$L/lesson_08" --runs static_scale --loss-scale 1024 --limit-train 12800 --epochs 2 --run-name shot_s1024
+# Chapter 10: autocast with GradScaler's defaults (2^16, x2 after 2000 steps), and its FP32 twin.
+real "$L/lesson_10" --runs fp32,amp_f16 --limit-train 12800 --epochs 2 --run-name shot
+# Chapter 06: naive FP16 with small steps, where most weight updates round away.
+real "$L/lesson_06" --only fp16 --lr 0.001 --momentum 0 --limit-train 5000 --epochs 2 --run-name shot_lr0.001
+
+# The viewer runs in $REAL, so the pictures show the run folders as runs/<name>.
+rshot() { (cd "$REAL" && shot "$@"); }
+rshot --screenshot "$OUT/viewer_gradients_fp16_naive.png" --panel gradients \
+      --run runs/shot_lr0.001_fp16_naive --param fc1.weight --step 75 --per-layer lost-updates --size 1280x800
+rshot --screenshot "$OUT/viewer_gradients_dynamic.png" --panel gradients \
+      --run runs/shot_dynamic_scale --param fc1.weight --step 100 --size 1280x800
+rshot --screenshot "$OUT/viewer_gradients_dynamic_true.png" --panel gradients \
+      --run runs/shot_dynamic_scale --param fc1.weight --step 105 --heat-true --size 1280x800
+rshot --screenshot "$OUT/viewer_scale.png" --panel scale runs --run runs/shot_dynamic_scale \
+      --run runs/shot_s1024_static_scale --run runs/shot_amp_f16 --run runs/shot_fp32 --size 1280x800
+rshot --screenshot "$OUT/viewer_runs.png" --panel runs runs --run runs/shot_dynamic_scale --size 1280x800
+
+# ---- 2. the Bits panel (no run needed) --------------------------------------------------
 shot --screenshot "$OUT/viewer_bits.png"      --panel bits --value 0.1 --size 1280x800
 shot --screenshot "$OUT/viewer_bits_fp16.png" --panel bits --value 1e-5 --format fp16 --size 1280x800
-shot --screenshot "$OUT/viewer_gradients_fp16_naive.png" --panel gradients \
-     --run "$RUNS/demo_fp16_naive" --param conv1.weight --step 5000 --size 1280x800
-shot --screenshot "$OUT/viewer_gradients_dynamic.png" --panel gradients \
-     --run "$RUNS/demo_dynamic_scale" --param conv1.weight --step 5000 --size 1280x800
-shot --screenshot "$OUT/viewer_scale.png" --panel scale "$RUNS" --size 1280x800
-shot --screenshot "$OUT/viewer_runs.png"  --panel runs --run "$RUNS/demo_dynamic_scale" "$RUNS" --size 1280x800
-# A real run as well: chapter 02's MLP, briefly (a few seconds on 2 cores), when it is built.
-L02="$BUILD/lessons/lesson_02"
-if [ -x "$L02" ]; then
-  REAL="$BUILD/real_runs"; rm -rf "$REAL"; mkdir -p "$REAL"
-  (cd "$REAL" && "$L02" --model mlp --epochs 4 --limit-train 12000 --limit-test 2000 --threads 1 \
-     --run-name 02_mlp_fp32_small | grep '^RESULT')
-  shot --screenshot "$OUT/viewer_scale_real_mlp.png" --panel scale "$REAL/runs" --size 1280x600
-else
-  echo "screenshots: $L02 not built: skipping the picture of a real run" >&2
-fi
+
+# ---- 3. SYNTHETIC demo runs, only for what the short real runs cannot show ---------------
+DEMO="$BUILD/demo_runs"
+rm -rf "$DEMO"
+"$V" --make-demo-runs "$DEMO" --demo-steps 6000
+shot --screenshot "$OUT/viewer_gradients_demo_underflow.png" --panel gradients \
+     --run "$DEMO/demo_fp16_naive" --param conv1.weight --step 5000 --size 1280x800
+shot --screenshot "$OUT/viewer_scale_demo.png" --panel scale "$DEMO" --size 1280x800
 ls -l "$OUT"/viewer_*.png

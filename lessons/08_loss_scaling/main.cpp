@@ -205,13 +205,27 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
       // Statistics on what the optimizer updates: the master copy when there is one.
       const auto named = master_weights ? master_named : model->named_parameters();
       if (stats.due(step)) stats.capture(step, named, 1.0);
-      if (stats.due(step)) r.hist_scaled.push_back(hg::amp::grad_histograms(model->named_parameters(), scaler.get_scale()));
+      // The log keeps the gradients as the backward pass produced them (S·g, in the model's
+      // dtype) with their scale S, as docs/run-log.md says: the viewer shows them shifted
+      // right by log2 S, and can divide S back out.
+      std::vector<hg::amp::GradHistogram> logged;
+      if (stats.due(step)) {
+        logged = hg::amp::grad_histograms(model->named_parameters(), scaler.get_scale());
+        r.hist_scaled.push_back(logged);
+      }
       if (half) sgd_step_f16(model->parameters(), bufs16, float(f.lr), float(f.momentum));
       else sgd32.step();
       if (master_weights) mw->copy_master_to_model();  // F32 -> F16, rounded once
       if (stats.due(step)) {
-        for (const auto& h : stats.finish(named, true)) {
-          log.grad_hist(step, h.to_event(step));
+        const auto unscaled = stats.finish(named, true);
+        for (size_t i = 0; i < unscaled.size(); ++i) {
+          const auto& h = unscaled[i];
+          if (i < logged.size() && logged[i].param == h.param) {
+            logged[i].lost_update_fraction = h.lost_update_fraction;
+            log.grad_hist(step, logged[i].to_event(step));
+          } else {
+            log.grad_hist(step, h.to_event(step));
+          }
           grad_values += h.total;
           underflow += double(h.fp16_underflow);
           zeros += double(h.zeros);

@@ -7,6 +7,12 @@
 //   2. training: F16 model, F32 master weights (chapter 07), GradScaler on the master grads
 //   3. the scale over time, the skipped steps, and the accuracy next to the static scale
 //
+// --checkpoint PATH / --resume PATH (dynamic_scale run only): at the end of every epoch
+// the F16 model, the F32 master weights, the optimizer's momentum, where the loader stands
+// and the GradScaler's state_dict() (scale, growth tracker, rule) go into one checkpoint
+// (framework/train/checkpoint.h; the scaler's state in the metadata, under
+// train.extra.grad_scaler). A resumed run continues bit for bit as if never stopped.
+//
 // What changed from chapter 08: the StaticScaler became a GradScaler; the optimizer step
 // goes through scaler.step(opt), which unscales, checks, and skips on inf/NaN; then
 // scaler.update(). The run log gets one loss_scale event per step (./lab view, Scale panel).
@@ -32,10 +38,13 @@
 #include "framework/data/loader.h"
 #include "framework/dtype/half.h"
 #include "framework/eval/metrics.h"
+#include "framework/io/checkpoint.h"
+#include "framework/io/checkpoint_tensor.h"
 #include "framework/io/run_log.h"
 #include "framework/nn/models/models.h"
 #include "framework/ops/ops.h"
 #include "framework/optim/sgd.h"
+#include "framework/train/checkpoint.h"
 #include "framework/train/cli.h"
 #include "framework/train/step.h"
 
@@ -109,6 +118,33 @@ std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset
 }
 
 // ---- 5. train -------------------------------------------------------------------------
+// The checkpoint of the dynamic_scale run: the training glue's model + optimizer + state,
+// plus the master copies ("master.<name>"), which the F16 model alone cannot give back.
+void save_checkpoint(const std::string& path, const hg::nn::Module& model,
+                     const std::vector<hg::nn::NamedTensor>& master_named,
+                     const hg::optim::Optimizer& opt, const hg::train::TrainingState& state) {
+  hg::io::Checkpoint ckpt = hg::train::make_checkpoint(model, &opt, state);
+  for (const auto& m : master_named) hg::io::add_tensor(ckpt, "master." + m.name, m.tensor);
+  hg::io::save_checkpoint(path, ckpt);  // atomic: a failed save keeps the previous file
+}
+
+// Restores everything save_checkpoint wrote; returns the training state (with the scaler's).
+hg::train::TrainingState load_checkpoint(const std::string& path, hg::nn::Module& model,
+                                         std::vector<hg::nn::NamedTensor>& master_named,
+                                         hg::optim::Optimizer& opt) {
+  const hg::io::Checkpoint ckpt = hg::io::load_checkpoint(path);
+  if (!ckpt.meta.contains("train") || !ckpt.meta["train"].contains("extra") ||
+      !ckpt.meta["train"]["extra"].contains("grad_scaler"))
+    throw std::runtime_error(path + ": holds no GradScaler state (train.extra.grad_scaler); "
+                             "write it with this chapter's --checkpoint");
+  for (const auto& m : master_named)
+    if (!ckpt.has("master." + m.name))
+      throw std::runtime_error(path + ": holds no master weight 'master." + m.name + "'");
+  hg::train::TrainingState state = hg::train::restore_checkpoint(ckpt, model, &opt);
+  for (auto& m : master_named) hg::io::load_into(ckpt, "master." + m.name, m.tensor);
+  return state;
+}
+
 struct RunResult {
   std::string precision;
   double test_accuracy = 0, macro_f1 = 0, last_loss = 0, seconds_per_epoch = 0;
@@ -117,7 +153,8 @@ struct RunResult {
   double lost_updates = 0;  // mean lost_update_fraction over the logged steps and parameters
   bool finite = true;
   int64_t inf_steps = 0;  // steps skipped because the scaled gradients overflowed F16
-  std::vector<float> scales;  // the scale used at every step
+  std::vector<float> scales;  // the scale used at every step from first_step on
+  int64_t first_step = 0;     // 0, or the step a resumed run started from
   std::string dir;
   std::vector<std::vector<hg::amp::GradHistogram>> hist_scaled;  // the F16 grads, scale S
 };
@@ -196,13 +233,25 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
                              {"precision", precision}, {"device", "cpu"}, {"seed", f.seed},
                              {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
                                        {"lr", f.lr}, {"momentum", f.momentum},
-                                       {"limit_train", f.limit_train}, {"init_scale", loss_scale}, {"growth_interval", growth_interval}, {"clip", clip}}}});
+                                       {"limit_train", f.limit_train}, {"init_scale", loss_scale}, {"growth_interval", growth_interval}, {"clip", clip}}}},
+                     /*append=*/!f.resume.empty());  // a resumed run continues its log
   hg::DataLoader loader(train_ds, {f.batch_size, true, false, f.seed});
   hg::amp::GradStatsLogger stats(stats_every);
-  int64_t step = 0, grad_values = 0, lost_samples = 0;
+  hg::train::TrainingState resumed;
+  if (!f.resume.empty()) {  // main() allows it for the dynamic_scale run only
+    resumed = load_checkpoint(f.resume, *model, master_named, sgd32);
+    scaler.load_state_dict(resumed.extra.at("grad_scaler"));
+    loader.set_state_json(resumed.loader);
+    std::printf("  resumed from %s: step %lld, epoch %lld, scale %g, growth tracker %lld\n",
+                f.resume.c_str(), (long long)resumed.step, (long long)resumed.epoch + 1,
+                scaler.get_scale(), (long long)scaler.growth_tracker());
+  }
+  r.first_step = resumed.step;
+  int64_t step = resumed.step, grad_values = 0, lost_samples = 0;
   double underflow = 0, zeros = 0, lost_sum = 0, seconds = 0;
+  int timed_epochs = 0;
 
-  for (int epoch = 0; epoch < epochs && r.finite; ++epoch) {
+  for (int epoch = int(resumed.epoch); epoch < epochs && r.finite; ++epoch) {
     auto t0 = std::chrono::steady_clock::now();
     hg::Batch batch;
     while (loader.next(batch)) {
@@ -256,6 +305,19 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
       ++step;
     }
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++timed_epochs;
+    if (!f.checkpoint.empty() && r.finite) {
+      hg::train::TrainingState s;
+      s.step = step;
+      s.epoch = epoch + 1;  // the next epoch to run
+      s.loader = loader.state_json();
+      s.generators["init"] = gen.state();
+      s.extra["grad_scaler"] = scaler.state_dict();
+      save_checkpoint(f.checkpoint, *model, master_named, sgd32, s);
+      std::printf("  checkpoint: %s (epoch %d done, scale %g, growth tracker %lld)\n",
+                  f.checkpoint.c_str(), epoch + 1, scaler.get_scale(),
+                  (long long)scaler.growth_tracker());
+    }
     auto pred = predict(*model, test_ds, dtype);
     auto rep = hg::eval::classification_report(test_ds.labels, pred, test_ds.num_classes);
     r.test_accuracy = rep.accuracy;
@@ -263,9 +325,9 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
     log.scalar(step, "test/accuracy", rep.accuracy, epoch);
     log.scalar(step, "time/epoch_s", seconds / (epoch + 1), epoch);
     std::printf("  %-10s epoch %d  loss %.4f  test accuracy %.4f  (%.1f s)\n", precision.c_str(),
-                epoch + 1, r.last_loss, rep.accuracy, seconds / (epoch + 1));
+                epoch + 1, r.last_loss, rep.accuracy, seconds / timed_epochs);
   }
-  r.seconds_per_epoch = seconds / epochs;
+  r.seconds_per_epoch = timed_epochs ? seconds / timed_epochs : 0;
   r.underflow = grad_values ? underflow / double(grad_values) : 0;
   r.zeros = grad_values ? zeros / double(grad_values) : 0;
   r.lost_updates = lost_samples ? lost_sum / double(lost_samples) : 0;
@@ -298,10 +360,14 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
-  if (f.device != "cpu" || !f.checkpoint.empty() || !f.resume.empty() ||
-      f.lr_schedule != "constant" || f.weight_decay != 0.0) {
-    std::fprintf(stderr, "lesson_09: --device cuda, --checkpoint, --resume, --lr-schedule and "
-                         "--weight-decay are not supported in this chapter\n");
+  if (f.device != "cpu" || f.lr_schedule != "constant" || f.weight_decay != 0.0) {
+    std::fprintf(stderr, "lesson_09: --device cuda, --lr-schedule and --weight-decay are not "
+                         "supported in this chapter\n");
+    return 2;
+  }
+  if ((!f.checkpoint.empty() || !f.resume.empty()) && runs_flag != "dynamic_scale") {
+    std::fprintf(stderr, "lesson_09: --checkpoint and --resume need --runs dynamic_scale alone "
+                         "(one checkpoint holds one run), got --runs %s\n", runs_flag.c_str());
     return 2;
   }
   const int epochs = f.epochs > 0 ? f.epochs : 1;
@@ -350,7 +416,8 @@ int main(int argc, char** argv) {
       std::printf("\nthe scale over time (every change; log2 S):\n");
       for (size_t i = 0; i < r.scales.size(); ++i)
         if (i == 0 || r.scales[i] != r.scales[i - 1])
-          std::printf("  step %5zu  S = 2^%-4.0f %s\n", i, std::log2(r.scales[i]),
+          std::printf("  step %5lld  S = 2^%-4.0f %s\n", (long long)(r.first_step + int64_t(i)),
+                      std::log2(r.scales[i]),
                       i > 0 && r.scales[i] < r.scales[i - 1] ? "(halved: the step before overflowed and was skipped)"
                       : i > 0 ? "(doubled: growth interval of finite steps)" : "");
     }

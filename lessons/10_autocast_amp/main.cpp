@@ -94,12 +94,15 @@ struct RunResult {
   int64_t activation_bytes = 0;  // of one training step's graph, batch size as given
   int64_t weight_copy_bytes = 0;  // F16 casts of the F32 weights the graph holds (AMP only)
   int64_t skipped = 0;
+  std::string skipped_steps;  // "12 (scale 65536), 13 (scale 32768)"
+  double max_grad = 0;        // the largest finite |gradient| of the run, after unscaling
+  int64_t max_grad_step = 0;
   float last_scale = 0;
   std::string dir;
 };
 
 RunResult train(const std::string& precision, const hg::train::CommonFlags& f, int epochs,
-                int64_t stats_every, const hg::data::ImageDataset& train_ds,
+                int64_t stats_every, float init_scale, const hg::data::ImageDataset& train_ds,
                 const hg::data::ImageDataset& test_ds) {
   const bool amp = precision != "fp32";
   const DType low = precision == "amp_bf16" ? DType::BF16 : DType::F16;
@@ -107,7 +110,9 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
   hg::nn::ModulePtr model = hg::nn::make_model(f.model, gen);  // F32, and it stays F32
   hg::optim::SGD opt(model->parameters(), {.lr = f.lr, .momentum = f.momentum});
   // BF16 has F32's range: no scaler needed (chapter 11). F16 gets PyTorch's defaults.
-  hg::amp::GradScaler scaler(hg::amp::ScaleRule{}, /*enabled=*/precision == "amp_f16");
+  hg::amp::ScaleRule rule;
+  rule.init_scale = init_scale;
+  hg::amp::GradScaler scaler(rule, /*enabled=*/precision == "amp_f16");
 
   RunResult r;
   r.precision = precision;
@@ -146,6 +151,15 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
         for (const auto& h : stats.finish(named, stepped)) log.grad_hist(step, h.to_event(step));
       if (scaler.is_enabled()) log.loss_scale(step, scale_used, !stepped, !stepped);
       r.skipped += !stepped;
+      if (!stepped)
+        r.skipped_steps += (r.skipped_steps.empty() ? "" : ", ") + std::to_string(step) +
+                           " (scale " + std::to_string(int64_t(scale_used)) + ")";
+      // The gradients are unscaled now (step() did it): how large do they get? A value
+      // above 65504 / S overflowed F16 while still scaled by S.
+      if (stepped)
+        for (const auto& p : model->parameters())
+          for (double g : p.grad().to_double_vector())
+            if (std::fabs(g) > r.max_grad) r.max_grad = std::fabs(g), r.max_grad_step = step;
       r.last_loss = loss.item();
       log.scalar(step, "train/loss", r.last_loss, epoch);
       ++step;
@@ -178,6 +192,9 @@ int main(int argc, char** argv) {
   app.add_option("--stats-every", stats_every, "log gradient histograms every N steps")
       ->capture_default_str();
   std::string runs_flag = "fp32,amp_f16";
+  float init_scale = 65536.0f;
+  app.add_option("--init-scale", init_scale, "the GradScaler's initial loss scale (amp_f16)")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--runs", runs_flag, "comma list of fp32, amp_f16, amp_bf16")->capture_default_str();
   bool per_class = false;
   app.add_flag("--per-class", per_class, "print the per-class precision/recall/F1 tables");
@@ -217,7 +234,7 @@ int main(int argc, char** argv) {
                 "lr %g, momentum %g ==\n", f.model.c_str(), (long long)train_ds.n,
                 (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
     std::vector<RunResult> runs;
-    for (const auto& p : wanted) runs.push_back(train(p, f, epochs, stats_every, train_ds, test_ds));
+    for (const auto& p : wanted) runs.push_back(train(p, f, epochs, stats_every, init_scale, train_ds, test_ds));
 
     std::printf("\n%-9s %9s %9s %9s %9s %10s %9s %12s %13s %8s\n", "precision", "test acc",
                 "macro P", "macro R", "macro F1", "last loss", "s/epoch", "activations",
@@ -234,6 +251,12 @@ int main(int argc, char** argv) {
                     runs[i].seconds_per_epoch / runs[0].seconds_per_epoch,
                     double(runs[i].activation_bytes) / double(runs[0].activation_bytes),
                     runs[i].report.accuracy - runs[0].report.accuracy);
+    for (const auto& r : runs) {
+      std::printf("%-9s largest |gradient| %.3g (step %lld)", r.precision.c_str(), r.max_grad,
+                  (long long)r.max_grad_step);
+      if (r.skipped > 0) std::printf("; skipped steps: %s", r.skipped_steps.c_str());
+      std::printf("\n");
+    }
     if (per_class)
       for (const auto& r : runs)
         std::printf("\n%s\n%s", r.precision.c_str(),

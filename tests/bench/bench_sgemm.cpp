@@ -2,6 +2,8 @@
 //
 //   bench_sgemm [--sizes 256,512,1024,2048] [--threads 2] [--kernels all|best] [--min-time 0.5]
 //               [--no-training]     (skip the second table: the GEMM shapes chapter 02 trains with)
+//               [--no-lowp]         (skip the third table: gemm_f16 / gemm_bf16 vs sgemm, same shapes)
+//               [--only-lowp]       (print only the third table)
 //
 // OpenBLAS is the anchor only: it is loaded here with dlopen at run time, so the engine never
 // links a BLAS. Debian's OpenMP build (libopenblas0-openmp) is looked for first, because it
@@ -24,6 +26,8 @@
 #include <vector>
 
 #include "framework/cpu/gemm.h"
+#include "framework/dtype/bfloat16.h"
+#include "framework/dtype/half.h"
 
 namespace {
 
@@ -179,6 +183,74 @@ bool training_shapes(const OpenBlas& ob, int threads, double min_time) {
   return ok;
 }
 
+// The third table: emulated AMP. gemm_f16 / gemm_bf16 (16-bit operands, FP32 accumulation)
+// against sgemm on the same shapes, and the time ratio — the cost of storing the operands in
+// 16 bits on a CPU that has no 16-bit multiply-add. Widening F16/BF16 to FP32 is exact, and
+// the same kernel adds in the same order, so before timing each result must equal, bit for bit,
+// sgemm's on the widened operands.
+bool lowp_shapes(int threads, double min_time) {
+  std::printf("\nthe same shapes with 16-bit operands (automatic kernel, %d threads): "
+              "time in ms, ratio = time / FP32 time\n", threads);
+  std::printf("%-28s %2s %2s %6s %6s %6s %9s %9s %9s %7s %7s\n", "", "tA", "tB", "M", "N", "K", "f32 ms",
+              "f16 ms", "bf16 ms", "f16/f32", "bf16/f32");
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> U(-1.f, 1.f);
+  bool ok = true;
+  double total[3] = {0, 0, 0};
+  for (const Shape& sh : kTrainingShapes) {
+    const int64_t a_cols = sh.ta ? sh.M : sh.K, b_cols = sh.tb ? sh.K : sh.N;
+    const size_t na = size_t(sh.M) * sh.K, nb = size_t(sh.K) * sh.N, nc = size_t(sh.M) * sh.N;
+    std::vector<float> A(na), B(nb), C(nc), A16(na), B16(nb), Ab(na), Bb(nb), Cw(nc);
+    std::vector<hg::half> Ah(na), Bh(nb);
+    std::vector<hg::bfloat16> Abf(na), Bbf(nb);
+    for (auto& v : A) v = U(rng);
+    for (auto& v : B) v = U(rng);
+    for (size_t i = 0; i < na; ++i) Ah[i] = hg::half(A[i]), Abf[i] = hg::bfloat16(A[i]);
+    for (size_t i = 0; i < nb; ++i) Bh[i] = hg::half(B[i]), Bbf[i] = hg::bfloat16(B[i]);
+    for (size_t i = 0; i < na; ++i) A16[i] = float(Ah[i]), Ab[i] = float(Abf[i]);
+    for (size_t i = 0; i < nb; ++i) B16[i] = float(Bh[i]), Bb[i] = float(Bbf[i]);
+    auto f32 = [&] {
+      hg::cpu::sgemm(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, A.data(), a_cols, B.data(), b_cols, 0.f,
+                     C.data(), sh.N);
+    };
+    auto f16 = [&] {
+      hg::cpu::gemm_f16(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, Ah.data(), a_cols, Bh.data(), b_cols,
+                        0.f, C.data(), sh.N);
+    };
+    auto bf16 = [&] {
+      hg::cpu::gemm_bf16(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, Abf.data(), a_cols, Bbf.data(),
+                         b_cols, 0.f, C.data(), sh.N);
+    };
+    // validate: bit for bit against sgemm on the widened operands
+    int64_t mismatches = 0;
+    hg::cpu::sgemm(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, A16.data(), a_cols, B16.data(), b_cols, 0.f,
+                   Cw.data(), sh.N);
+    f16();
+    for (size_t i = 0; i < nc; ++i) mismatches += C[i] != Cw[i];
+    hg::cpu::sgemm(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, Ab.data(), a_cols, Bb.data(), b_cols, 0.f,
+                   Cw.data(), sh.N);
+    bf16();
+    for (size_t i = 0; i < nc; ++i) mismatches += C[i] != Cw[i];
+    if (mismatches) {
+      std::printf("%-28s WRONG (%lld entries differ from sgemm on the widened operands)\n", sh.what,
+                  (long long)mismatches);
+      ok = false;
+      continue;
+    }
+    const std::vector<double> best = best_seconds({f32, f16, bf16}, min_time);
+    for (int q = 0; q < 3; ++q) total[q] += best[size_t(q)];
+    std::printf("%-28s %2d %2d %6d %6d %6d %9.3f %9.3f %9.3f %7.2f %7.2f\n", sh.what, sh.ta, sh.tb,
+                sh.M, sh.N, sh.K, best[0] * 1e3, best[1] * 1e3, best[2] * 1e3, best[1] / best[0],
+                best[2] / best[0]);
+    std::fflush(stdout);
+  }
+  if (ok)
+    std::printf("%-28s %2s %2s %6s %6s %6s %9.3f %9.3f %9.3f %7.2f %7.2f\n", "all shapes (sum)", "", "",
+                "", "", "", total[0] * 1e3, total[1] * 1e3, total[2] * 1e3, total[1] / total[0],
+                total[2] / total[0]);
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -194,6 +266,9 @@ int main(int argc, char** argv) {
   app.add_option("--min-time", min_time, "seconds of timing per entry (best repetition is kept)");
   bool training = true;
   app.add_flag("!--no-training", training, "skip the table of chapter 02's GEMM shapes");
+  bool lowp = true, only_lowp = false;
+  app.add_flag("!--no-lowp", lowp, "skip the table of gemm_f16/gemm_bf16 vs sgemm");
+  app.add_flag("--only-lowp", only_lowp, "print only the table of gemm_f16/gemm_bf16 vs sgemm");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -201,6 +276,7 @@ int main(int argc, char** argv) {
   }
 
   omp_set_num_threads(threads);
+  if (only_lowp) return lowp_shapes(threads, min_time) ? 0 : 1;
   const OpenBlas ob = load_openblas();
   if (ob.sgemm) {
     if (ob.set_num_threads) ob.set_num_threads(threads);
@@ -305,6 +381,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   if (training) all_valid = training_shapes(ob, threads, min_time) && all_valid;
+  if (lowp) all_valid = lowp_shapes(threads, min_time) && all_valid;
   if (!all_valid) {
     std::printf("\nsome results did not validate: no figure is printed for them\n");
     return 1;

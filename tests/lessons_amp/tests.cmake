@@ -32,7 +32,7 @@ if(TARGET lesson_10)
 endif()
 
 # Common flags a chapter does not implement are refused with one line and exit code 2.
-foreach(nn 06 09 10)
+foreach(nn 06 10)
   if(TARGET lesson_${nn})
     add_test(NAME lesson_${nn}_unsupported_flag_exits_2
              COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/../lessons/expect_error.sh 2 "not supported in this chapter"
@@ -40,3 +40,19 @@ foreach(nn 06 09 10)
     set_tests_properties(lesson_${nn}_unsupported_flag_exits_2 PROPERTIES LABELS "lesson")
   endif()
 endforeach()
+
+# Chapter 09 implements --checkpoint/--resume (the dynamic_scale run alone): other flags it
+# does not implement are still refused, so is a checkpoint of several runs, and a resumed
+# run ends in the same checkpoint, byte for byte, as the uninterrupted one.
+if(TARGET lesson_09)
+  add_test(NAME lesson_09_unsupported_flag_exits_2
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/../lessons/expect_error.sh 2 "not supported in this chapter"
+                   $<TARGET_FILE:lesson_09> --lr-schedule cosine)
+  add_test(NAME lesson_09_checkpoint_of_several_runs_exits_2
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/../lessons/expect_error.sh 2 "need --runs dynamic_scale alone"
+                   $<TARGET_FILE:lesson_09> --runs fp32,dynamic_scale --checkpoint ckpt.bin)
+  add_test(NAME lesson_09_resume_is_bit_exact
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/resume_09.sh $<TARGET_FILE:lesson_09>)
+  set_tests_properties(lesson_09_unsupported_flag_exits_2 lesson_09_checkpoint_of_several_runs_exits_2
+                       lesson_09_resume_is_bit_exact PROPERTIES LABELS "lesson")
+endif()

@@ -91,7 +91,7 @@ void check_exact(Encode encode, Gemm gemm, const char* name) {
             if (got != float(exact)) ++mismatches;
             max_diff = std::max(max_diff, std::fabs(got - exact));
           }
-        INFO(name << " kernel " << std::string(hg::cpu::gemm_kernel_name()) << " M=" << M << " N=" << N << " K=" << K
+        INFO(std::string(name) << " kernel " << std::string(hg::cpu::gemm_kernel_name()) << " M=" << M << " N=" << N << " K=" << K
                   << " ta=" << ta << " tb=" << tb << ": " << mismatches << " mismatches, max |diff| " << max_diff);
         CHECK(mismatches == 0);
       }
@@ -122,4 +122,51 @@ TEST_CASE("gemm_f16 products are exact in FP32 from subnormal times subnormal to
   CHECK(C[0] == std::ldexp(1.0f, -48));
   CHECK(double(C[3]) == 65504.0 * 65504.0);
   CHECK(double(C[1]) == std::ldexp(65504.0, -24));
+}
+
+// Widening is exact and the same kernel adds in the same order, so on ANY inputs (not just
+// small integers) gemm_f16/gemm_bf16 must equal sgemm on the widened operands bit for bit —
+// ragged edges, several K blocks (K > KC) and the multithreaded split included.
+template <class Half, class Gemm>
+void check_equals_widened_sgemm(Gemm gemm, const char* name) {
+  KernelGuard guard;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> X(0.f, 3.f);
+  const int64_t shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {33, 70, 300}, {130, 49, 700}, {5, 5300, 21}};
+  for (GemmKernel kernel : kernels_here()) {
+    hg::cpu::set_gemm_kernel(kernel);
+    for (const auto& s : shapes)
+      for (int t = 0; t < 4; ++t) {
+        const int64_t M = s[0], N = s[1], K = s[2];
+        const bool ta = t & 1, tb = t & 2;
+        const int64_t lda = (ta ? M : K) + 1, ldb = (tb ? K : N) + 2, ldc = N + 3;
+        std::vector<Half> A(size_t((ta ? K : M) * lda)), B(size_t((tb ? N : K) * ldb));
+        std::vector<float> Aw(A.size()), Bw(B.size());  // the widened operands
+        for (size_t i = 0; i < A.size(); ++i) Aw[i] = float(A[i] = Half(X(rng)));
+        for (size_t i = 0; i < B.size(); ++i) Bw[i] = float(B[i] = Half(X(rng)));
+        std::vector<float> C(size_t(M * ldc));
+        for (float& c : C) c = X(rng);
+        std::vector<float> ref(C);
+        gemm(ta, tb, M, N, K, 0.75f, A.data(), lda, B.data(), ldb, -1.5f, C.data(), ldc);
+        hg::cpu::sgemm(ta, tb, M, N, K, 0.75f, Aw.data(), lda, Bw.data(), ldb, -1.5f, ref.data(), ldc);
+        int64_t mismatches = 0;
+        double max_diff = 0;
+        for (size_t i = 0; i < C.size(); ++i) {
+          mismatches += std::memcmp(&C[i], &ref[i], 4) != 0;
+          max_diff = std::max(max_diff, double(std::fabs(C[i] - ref[i])));
+        }
+        INFO(std::string(name) << " kernel " << std::string(hg::cpu::gemm_kernel_name()) << " M=" << M << " N=" << N
+                  << " K=" << K << " ta=" << ta << " tb=" << tb << ": " << mismatches
+                  << " entries differ from sgemm on the widened operands, max |diff| " << max_diff);
+        CHECK(mismatches == 0);
+      }
+  }
+}
+
+TEST_CASE("gemm_f16 equals sgemm on the widened operands, bit for bit") {
+  check_equals_widened_sgemm<hg::half>(hg::cpu::gemm_f16, "gemm_f16");
+}
+
+TEST_CASE("gemm_bf16 equals sgemm on the widened operands, bit for bit") {
+  check_equals_widened_sgemm<hg::bfloat16>(hg::cpu::gemm_bf16, "gemm_bf16");
 }

@@ -68,4 +68,14 @@ echo "== the runs panel"
 shot --screenshot "$work/runs.png" --panel runs "$work/runs" --size ${W}x${H}
 "$check" notblank "$work/runs.png"
 "$check" differ "$work/runs.png" "$work/scale.png"
+echo "== the gradients panel: the true-gradient heat map and the per-layer series are other pictures"
+shot --screenshot "$work/gradients_heat_true.png" --panel gradients --run "$work/runs/demo_dynamic_scale" \
+     --heat-true --size ${W}x${H}
+"$check" notblank "$work/gradients_heat_true.png"
+"$check" differ "$work/gradients.png" "$work/gradients_heat_true.png"
+shot --screenshot "$work/gradients_subnormal.png" --panel gradients --run "$work/runs/demo_dynamic_scale" \
+     --per-layer subnormal --size ${W}x${H}
+"$check" differ "$work/gradients.png" "$work/gradients_subnormal.png"
+set +e; "$viewer" --per-layer nope >/dev/null 2>&1; rc=$?; set -e
+[ "$rc" -eq 2 ] || { echo "FAIL: --per-layer nope exited $rc, expected 2"; exit 1; }
 echo "PASS"

@@ -50,6 +50,8 @@ struct GradientsState {
   int64_t step = -1;     // the step shown (nearest logged one; -1: the last one)
   bool show_true = true; // histogram of the true gradient (÷ scale) next to the scaled one
   bool log_counts = true;
+  bool heat_true = false;  // heat map of the true gradient (÷ scale) instead of the scaled one
+  int per_layer = 0;       // the per-layer lines: 0 % underflow, 1 % subnormal, 2 % updates lost
 };
 
 struct App {

@@ -32,9 +32,23 @@ struct Fp16Zones {
   int e_norm;  // -14: the smallest normal; bins e_sub..e_norm-1 are subnormal
   int e_max;   //  15: the largest finite (65504) is in this bin; above it overflows
 };
+// The bin e_max (2^15 <= |g| < 2^16) is split: FP16 holds its values up to 65504 and turns
+// those above into inf. On a log2 axis 65504 sits at 15.9998, too close to 16 to draw, so the
+// whole bin is hatched as "partly overflows" instead of being shaded as normal.
 Fp16Zones fp16_zones() {
   return {std::ilogb(kFP16.min_subnormal()), std::ilogb(kFP16.min_normal()),
           std::ilogb(kFP16.max_finite())};
+}
+
+// Red diagonal hatching over the bin [e, e+1): part of it overflows.
+void hatch_bin(const PlotFrame& f, int e) {
+  float x0 = std::max(f.p0.x, f.px(e)), x1 = std::min(f.p1.x, f.px(e + 1));
+  if (x1 <= x0) return;
+  const ImU32 c = IM_COL32(230, 70, 60, 150);
+  f.dl->PushClipRect({x0, f.p0.y}, {x1, f.p1.y}, true);
+  const float w = x1 - x0, step = 7.0f;
+  for (float y = f.p0.y - w; y < f.p1.y; y += step) f.dl->AddLine({x0, y + w}, {x1, y}, c, 1.0f);
+  f.dl->PopClipRect();
 }
 
 void shade_zones_x(const PlotFrame& f, bool labels) {
@@ -47,7 +61,9 @@ void shade_zones_x(const PlotFrame& f, bool labels) {
   };
   band(f.x0, z.e_sub, IM_COL32(120, 120, 130, 70), "FP16: flushed to 0");
   band(z.e_sub, z.e_norm, IM_COL32(80, 150, 220, 60), "subnormal");
-  band(z.e_norm, z.e_max + 1, IM_COL32(80, 200, 120, 30), "normal");
+  band(z.e_norm, z.e_max, IM_COL32(80, 200, 120, 30), "normal");
+  band(z.e_max, z.e_max + 1, IM_COL32(80, 200, 120, 30), "");
+  hatch_bin(f, z.e_max);
   band(z.e_max + 1, f.x1, IM_COL32(230, 70, 60, 80), "overflow");
 }
 
@@ -128,6 +144,11 @@ bool draw_pickers(App& app, int& run_index, const std::vector<GradHist>*& hists,
   help_marker("With a loss scale the backward pass computes scale x gradient, so the values "
               "FP16 holds are shifted right by log2(scale) binades. Ticked: also draw the true "
               "gradient (÷ scale) in blue.");
+  ImGui::SameLine();
+  ImGui::Checkbox("heat map: true gradient", &g.heat_true);
+  help_marker("The heat map shows one thing at a time. Unticked: the gradient as computed "
+              "(x scale), against FP16's fixed limits. Ticked: the true gradient (÷ scale); "
+              "FP16's limits then move with the scale (2^-24 ÷ scale ...), drawn as steps.");
   synthetic_banner(run);
   return true;
 }
@@ -138,12 +159,13 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
   const double s = std::round(log2_scale(h));
   const bool scaled = s != 0;
   const double xlo = h.exp_min - 1 - (scaled && g.show_true ? std::max(0.0, s) : 0);
-  const double xhi = h.exp_max + 2 + (scaled && g.show_true ? std::max(0.0, -s) : 0);
+  const double xhi = h.exp_max + 3.6 + (scaled && g.show_true ? std::max(0.0, -s) : 0);
   auto y_of = [&](int64_t c) { return g.log_counts ? std::log10(1.0 + c) : double(c); };
   double ymax = y_of(std::max(h.below, h.above));
   for (auto c : h.counts) ymax = std::max(ymax, y_of(c));
   const char* ytitle = g.log_counts ? "log10(1 + count)" : "count";
-  PlotFrame f = begin_plot("hist", size, xlo, xhi, 0, ymax * 1.08 + 1e-9, "floor(log2 |g|)",
+  // An all-inf/NaN step has no bar: keep a readable count axis (0..1) rather than 0..1e-9.
+  PlotFrame f = begin_plot("hist", size, xlo, xhi, 0, std::max(ymax * 1.08, 1.0), "floor(log2 |g|)",
                            ytitle, pow2_label, nullptr, 4, 0);
   const bool hovered = ImGui::IsItemHovered();
   shade_zones_x(f, true);
@@ -168,29 +190,57 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
     };
     const Fp16Zones z = fp16_zones();
     const char* zone = e < z.e_sub ? "FP16 flushes these to 0" : e < z.e_norm ? "FP16 subnormal"
-                     : e <= z.e_max ? "FP16 normal" : "FP16 overflow (inf)";
+                     : e < z.e_max ? "FP16 normal"
+                     : e == z.e_max ? "FP16 normal up to 65504; above 65504 it overflows to inf"
+                                    : "FP16 overflow (inf)";
     f.dl->AddRectFilled(f.map(e, f.y1), f.map(e + 1, f.y0), IM_COL32(255, 255, 255, 30));
     ImGui::BeginTooltip();
     ImGui::Text("2^%d <= |g| < 2^%d  (%s)", e, e + 1, zone);
     ImGui::Text("values here as computed: %lld", static_cast<long long>(count_at(e)));
+    if (e == z.e_max)
+      ImGui::TextUnformatted("This bin is split (hatched): FP16's largest finite value, 65504, "
+                             "lies inside it.\nA log2 histogram cannot tell which of these values "
+                             "are above 65504;\nthe fp16_overflow count in the summary line can.");
     if (scaled)
       ImGui::Text("true gradient values here: %lld", static_cast<long long>(count_at(e + static_cast<int>(s))));
     ImGui::EndTooltip();
   }
   end_plot(f);
-  // legend
+  // The legend goes on the title row, right-aligned, so it never covers a bar.
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  float fs = ImGui::GetFontSize();
-  ImVec2 l = {f.p1.x - fs * 24, f.p0.y + fs * 1.6f};
-  dl->AddRectFilled({l.x - 6, l.y - 4}, {l.x + fs * 22.5f, l.y + fs * (scaled && g.show_true ? 2.3f : 1.1f)},
-                    IM_COL32(15, 15, 20, 215), 4);
-  dl->AddRectFilled(l, {l.x + fs * 0.8f, l.y + fs * 0.8f}, held);
-  dl->AddText({l.x + fs, l.y - fs * 0.1f}, IM_COL32(230, 230, 230, 255),
-              scaled ? "as computed: x scale (what FP16 holds)" : "gradient (no loss scale)");
-  if (scaled && g.show_true) {
-    l.y += fs * 1.2f;
-    dl->AddRect(l, {l.x + fs * 0.8f, l.y + fs * 0.8f}, truth, 0, 0, 1.5f);
-    dl->AddText({l.x + fs, l.y - fs * 0.1f}, IM_COL32(230, 230, 230, 255), "true gradient (÷ scale)");
+  const float fs = ImGui::GetFontSize();
+  const ImU32 text = IM_COL32(230, 230, 230, 255);
+  struct Item { int kind; const char* label; };  // 0 filled, 1 outline, 2 hatched
+  std::vector<Item> items = {{0, scaled ? "as computed: x scale (what FP16 holds)" : "gradient (no loss scale)"}};
+  if (scaled && g.show_true) items.push_back({1, "true gradient (÷ scale)"});
+  items.push_back({2, "2^15..2^16: inf above 65504"});
+  float w = 0;
+  for (const Item& it : items) w += fs * 1.2f + ImGui::CalcTextSize(it.label).x + fs;
+  // right-aligned, but never over the axis title on the left of the same row
+  ImVec2 l = {std::max(f.p1.x - w, f.p0.x - fs * 3.6f + ImGui::CalcTextSize(ytitle).x + fs),
+              f.p0.y - fs * 1.15f};
+  for (const Item& it : items) {
+    const ImVec2 b = {l.x + fs * 0.8f, l.y + fs * 0.8f};
+    if (it.kind == 0) dl->AddRectFilled(l, b, held);
+    if (it.kind == 1) dl->AddRect(l, b, truth, 0, 0, 1.5f);
+    if (it.kind == 2) {
+      dl->AddRectFilled(l, b, IM_COL32(80, 200, 120, 30));
+      PlotFrame swatch = f;  // the plot's own hatching, on a small square
+      swatch.dl = dl, swatch.x0 = 0, swatch.x1 = 1, swatch.p0 = l, swatch.p1 = b;
+      hatch_bin(swatch, 0);
+    }
+    dl->AddText({l.x + fs * 1.2f, l.y - fs * 0.1f}, text, it.label);
+    l.x += fs * 1.2f + ImGui::CalcTextSize(it.label).x + fs;
+  }
+  // A step whose gradient overflowed holds inf/NaN, which no bin counts: say so on the plot.
+  if (h.inf + h.nan > 0) {
+    std::string note = fmt::format("{} inf and {} NaN of {} values are in no bin: this gradient "
+                                   "overflowed (a loss scaler skips this step)",
+                                   h.inf, h.nan, h.total);
+    ImVec2 ts = ImGui::CalcTextSize(note.c_str());
+    ImVec2 a = {f.p0.x + (f.p1.x - f.p0.x - ts.x) * 0.5f, f.p0.y + (f.p1.y - f.p0.y) * 0.45f};
+    dl->AddRectFilled({a.x - 6, a.y - 4}, {a.x + ts.x + 6, a.y + ts.y + 4}, IM_COL32(60, 10, 10, 230), 4);
+    dl->AddText(a, IM_COL32(255, 140, 130, 255), note.c_str());
   }
 }
 
@@ -233,11 +283,13 @@ const HeatTexture& heat_texture(const RunData& run, uint64_t version, const std:
   static HeatTexture t;
   if (t.tex && t.run == &run && t.param == param && t.version == version && t.unscaled == unscaled)
     return t;
-  // Rows: the exponents that hold values, widened to show FP16's limits (2^-24 .. 2^16).
+  // Rows: the exponents that hold values, widened to show FP16's limits (2^-24 .. 2^16; for
+  // the true gradient those limits ÷ each step's scale).
   const Fp16Zones z = fp16_zones();
-  int e_lo = z.e_sub - 2, e_hi = z.e_max + 2;
+  int e_lo = INT32_MAX, e_hi = INT32_MIN;
   for (const auto& h : hs) {
     int s = unscaled ? static_cast<int>(std::round(log2_scale(h))) : 0;
+    e_lo = std::min(e_lo, z.e_sub - s - 2), e_hi = std::max(e_hi, z.e_max - s + 2);
     for (size_t i = 0; i < h.counts.size(); ++i) {
       if (h.counts[i] == 0) continue;
       e_lo = std::min(e_lo, h.exp_min + static_cast<int>(i) - s - 1);
@@ -275,14 +327,18 @@ const HeatTexture& heat_texture(const RunData& run, uint64_t version, const std:
 void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& hs, int index,
                    ImVec2 size) {
   GradientsState& g = app.grads;
-  // Always the values as computed (x scale): that is what FP16 holds, so FP16's limits, drawn
-  // as lines, apply to them. A dynamic scale shows as the band jumping when the scale changes.
-  const HeatTexture& t = heat_texture(slot.data(), slot.reader->version(), g.param, hs, false);
+  // Scaled (default): the values as computed (x scale), what FP16 holds, so FP16's limits are
+  // fixed lines; a dynamic scale shows as the band jumping when the scale changes.
+  // True (÷ scale): the band moves only as training moves it, and FP16's limits move instead.
+  const bool tru = g.heat_true;
+  const HeatTexture& t = heat_texture(slot.data(), slot.reader->version(), g.param, hs, tru);
   const int64_t s0 = hs.front().step, s1 = hs.back().step;
   const double dx = hs.size() > 1 ? double(s1 - s0) / (hs.size() - 1) : 1.0;
   PlotFrame f = begin_plot("heat", size, s0, s1 + dx, t.e_lo, t.e_hi + 1, "step",
-                           "heat map over steps: log2 |g| as computed (x loss scale, what "
-                           "FP16 holds); colour: count",
+                           tru ? "heat map over steps: log2 |g| of the TRUE gradient (÷ loss "
+                                 "scale); lines: FP16's limits ÷ scale; red: inf/NaN"
+                               : "heat map over steps: log2 |g| as computed (x loss scale, what "
+                                 "FP16 holds); colour: count; red: inf/NaN",
                            step_label, pow2_label, 0, size.y > ImGui::GetFontSize() * 10 ? 8 : 16);
   if (ImGui::IsItemActive() && ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
     double step = f.x_at(ImGui::GetIO().MousePos.x);
@@ -292,11 +348,24 @@ void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& h
     const ImVec2 m = ImGui::GetIO().MousePos;
     const GradHist& h = hs[nearest_index(hs, static_cast<int64_t>(f.x_at(m.x)))];
     const int e = static_cast<int>(std::floor(f.y0 + (f.p1.y - m.y) / (f.p1.y - f.p0.y) * (f.y1 - f.y0)));
-    const int64_t c = e >= h.exp_min && e <= h.exp_max ? h.counts[e - h.exp_min] : 0;
-    ImGui::SetTooltip("step %lld, loss scale 2^%g\n2^%d <= |g| < 2^%d: %lld values (click: show this step)",
-                      static_cast<long long>(h.step), log2_scale(h), e, e + 1, static_cast<long long>(c));
+    const int held = e + (tru ? static_cast<int>(std::round(log2_scale(h))) : 0);  // bin in the log
+    const int64_t c = held >= h.exp_min && held <= h.exp_max ? h.counts[held - h.exp_min] : 0;
+    ImGui::SetTooltip("step %lld, loss scale 2^%g\n2^%d <= |g|%s < 2^%d: %lld values (click: show this step)%s",
+                      static_cast<long long>(h.step), log2_scale(h), e, tru ? " (true)" : "", e + 1,
+                      static_cast<long long>(c),
+                      h.inf + h.nan > 0 ? "\nred: this gradient overflowed (inf/NaN, in no bin)" : "");
   }
   f.dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.tex)), f.p0, f.p1);
+  // Steps whose gradient overflowed hold inf/NaN, which no bin counts: a red column, not a
+  // silent gap (a loss scaler skipped these steps).
+  for (const GradHist& h : hs) {
+    if (h.inf + h.nan == 0) continue;
+    const float xa = f.px(double(h.step)), xb = std::max(xa + 2.0f, f.px(h.step + dx));
+    f.dl->AddRectFilled({xa, f.p0.y}, {xb, f.p1.y}, IM_COL32(230, 60, 50, 110));
+    const float xm = (xa + xb) * 0.5f;
+    f.dl->AddTriangleFilled({xm, f.p0.y + 9}, {xm - 4, f.p0.y + 1}, {xm + 4, f.p0.y + 1},
+                            IM_COL32(255, 70, 60, 255));
+  }
   const Fp16Zones z = fp16_zones();
   // FP16's limits as lines, each labelled at the right on a dark box (below the top one).
   auto hline = [&](double e, ImU32 c, const char* label, bool below) {
@@ -307,16 +376,44 @@ void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& h
     f.dl->AddRectFilled(a, {a.x + ts.x + 6, a.y + ts.y + 1}, IM_COL32(10, 10, 14, 200), 3);
     f.dl->AddText({a.x + 3, a.y}, c, label);
   };
-  hline(z.e_sub, IM_COL32(220, 220, 230, 255), "2^-24: FP16 flushes smaller values to 0", false);
-  hline(z.e_norm, IM_COL32(130, 190, 250, 255), "2^-14: FP16 normal from here up", false);
-  hline(z.e_max + 1, IM_COL32(250, 100, 90, 255), "2^16 > 65504: FP16 overflows above", true);
+  // With the true gradient FP16's limits are divided by each step's scale: a staircase.
+  auto stairs = [&](double e, ImU32 c, const char* label, bool below) {
+    std::vector<ImVec2> pts;
+    double prev = NAN;
+    for (size_t k = 0; k < hs.size(); ++k) {
+      double y = e - std::round(log2_scale(hs[k]));
+      double x = double(hs[k].step);
+      if (y != prev) {
+        if (!pts.empty()) pts.push_back(f.map(x, prev));
+        pts.push_back(f.map(x, y));
+        prev = y;
+      }
+    }
+    pts.push_back(f.map(s1 + dx, prev));
+    f.dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), c, 0, 1.5f);
+    float y = pts.back().y, fs = ImGui::GetFontSize();
+    ImVec2 ts = ImGui::CalcTextSize(label);
+    ImVec2 a(f.p1.x - ts.x - 8, below ? y + 2 : y - fs - 3);
+    f.dl->AddRectFilled(a, {a.x + ts.x + 6, a.y + ts.y + 1}, IM_COL32(10, 10, 14, 200), 3);
+    f.dl->AddText({a.x + 3, a.y}, c, label);
+  };
+  if (tru) {
+    stairs(z.e_sub, IM_COL32(220, 220, 230, 255), "2^-24 ÷ scale: smaller true gradients are lost", false);
+    stairs(z.e_norm, IM_COL32(130, 190, 250, 255), "2^-14 ÷ scale: FP16 normal from here up", false);
+    stairs(z.e_max + 1, IM_COL32(250, 100, 90, 255), "65504 ÷ scale: overflows above", true);
+  } else {
+    hline(z.e_sub, IM_COL32(220, 220, 230, 255), "2^-24: FP16 flushes smaller values to 0", false);
+    hline(z.e_norm, IM_COL32(130, 190, 250, 255), "2^-14: FP16 normal from here up", false);
+    hline(z.e_max + 1, IM_COL32(250, 100, 90, 255), "2^16 > 65504: FP16 overflows above", true);
+  }
   float x = f.px(hs[index].step + 0.5 * dx);
   f.dl->AddLine({x, f.p0.y}, {x, f.p1.y}, IM_COL32(255, 255, 255, 200), 1.5f);
   end_plot(f);
   help_marker("Every logged step of this parameter at once: x is the step, y the binary "
               "exponent floor(log2|g|), brightness the number of values (log scale). Watch the "
               "band sink as training converges, and, with a dynamic loss scale, jump when the "
-              "scale changes. Click to pick a step.");
+              "scale changes (tick 'heat map: true gradient' above to see the gradient itself, "
+              "with FP16's limits moving instead). Click to pick a step.");
 }
 
 // ---- per layer over time ----------------------------------------------------------------
@@ -327,24 +424,41 @@ double series_value(const GradHist& h, int what) {
   return 100.0 * double(what == 0 ? h.fp16_underflow : h.fp16_subnormal) / double(h.total);
 }
 
-void draw_underflow(App& app, const RunData& run, ImVec2 size) {
-  GradientsState& g = app.grads;
-  static int what = 0;  // 0: % underflow, 1: % subnormal, 2: % updates lost
+// The range of every parameter's series, cached: it changes only when the run grows (its
+// reader's version), so most frames skip the loop over all histograms (100,000 of them in a
+// large run). One pass fills the maximum of each of the three series.
+struct UnderflowRange {
+  const RunData* run = nullptr;
+  uint64_t version = ~0ull;
   bool has_lost = false;
-  double ymax = 0, xmax = 1;
+  double ymax[3] = {0, 0, 0}, xmax = 1;
+};
+const UnderflowRange& underflow_range(const RunData& run, uint64_t version) {
+  static UnderflowRange r;
+  if (r.run == &run && r.version == version) return r;
+  r = UnderflowRange{&run, version};
   for (const auto& [p, hs] : run.grads) {
     for (const auto& h : hs) {
-      has_lost |= h.lost_update_fraction >= 0;
-      double v = series_value(h, what);
-      ymax = std::max(ymax, v);
-      xmax = std::max(xmax, double(h.step));
+      r.has_lost |= h.lost_update_fraction >= 0;
+      for (int w = 0; w < 3; ++w) r.ymax[w] = std::max(r.ymax[w], series_value(h, w));
+      r.xmax = std::max(r.xmax, double(h.step));
     }
   }
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
+  return r;
+}
+
+void draw_underflow(App& app, const RunSlot& slot, ImVec2 size) {
+  GradientsState& g = app.grads;
+  const RunData& run = slot.data();
+  int& what = g.per_layer;  // 0: % underflow, 1: % subnormal, 2: % updates lost
+  const UnderflowRange& range = underflow_range(run, slot.reader->version());
+  const bool has_lost = range.has_lost;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 19);
   const char* items[] = {"% lost to FP16 underflow", "% in FP16's subnormal range",
                          "% of updates lost (rounded away)"};
   if (!has_lost) what = std::min(what, 1);
   ImGui::Combo("per layer, over time", &what, items, has_lost ? 3 : 2);
+  const double ymax = range.ymax[what], xmax = range.xmax;
   help_marker("One line per parameter; the selected one is white. Underflow: the share of the "
               "gradient's elements below 2^-24 once scaled, which FP16 turns into zeros. A "
               "loss scale lifts them back into range. Updates lost: lost_update_fraction from "
@@ -385,8 +499,10 @@ void draw_underflow(App& app, const RunData& run, ImVec2 size) {
       pts.push_back(f.map(double(h.step), v));
     }
     f.dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), IM_COL32(255, 255, 255, 255), 0, 2.5f);
-    f.dl->AddText({f.p0.x + 6, f.p0.y + 4}, IM_COL32(255, 255, 255, 255),
-                  fmt::format("white: {} ({} parameters in all)", g.param, run.params.size()).c_str());
+    const std::string t = fmt::format("white: {} ({} parameters in all)", g.param, run.params.size());
+    const ImVec2 ts = ImGui::CalcTextSize(t.c_str()), at = {f.p0.x + 6, f.p0.y + 4};
+    f.dl->AddRectFilled({at.x - 3, at.y - 1}, {at.x + ts.x + 3, at.y + ts.y + 1}, IM_COL32(10, 10, 14, 215), 3);
+    f.dl->AddText(at, IM_COL32(255, 255, 255, 255), t.c_str());
   }
   if (ymax == 0)
     f.dl->AddText({f.p0.x + 6, f.p0.y + ImGui::GetFontSize() * 1.4f}, IM_COL32(160, 220, 160, 255),
@@ -407,7 +523,7 @@ void draw_gradients_panel(App& app) {
   float gap = ImGui::GetStyle().ItemSpacing.y;
   draw_histogram(app.grads, h, ImVec2(avail.x, avail.y * 0.40f - gap));
   draw_heat_map(app, slot, *hs, index, ImVec2(avail.x - ImGui::GetFontSize() * 2, avail.y * 0.30f - gap));
-  draw_underflow(app, slot.data(), ImVec2(avail.x, avail.y * 0.30f - gap));
+  draw_underflow(app, slot, ImVec2(avail.x, avail.y * 0.30f - gap));
 }
 
 }  // namespace hg::viewer

@@ -3,6 +3,8 @@
 // within a second; lines that could not be read are counted and listed, never fatal.
 #include <string>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <imgui.h>
 
@@ -98,7 +100,11 @@ void draw_runs_panel(App& app) {
   if (app.runs_selected < 0 || app.runs_selected >= static_cast<int>(app.runs.size()))
     app.runs_selected = 0;
 
-  ImGui::BeginChild("list", ImVec2(fs * 16, 0), true);
+  // The status column starts after the longest name, so a long name never runs into it.
+  float name_w = fs * 10;
+  for (const auto& r : app.runs) name_w = std::max(name_w, ImGui::CalcTextSize(r.data().name.c_str()).x);
+  const float status_x = name_w + fs * 1.5f;
+  ImGui::BeginChild("list", ImVec2(std::min(status_x + fs * 6, fs * 30), 0), true);
   for (size_t i = 0; i < app.runs.size(); ++i) {
     const RunData& d = app.runs[i].data();
     ImGui::PushStyleColor(ImGuiCol_Text, app.runs[i].color);
@@ -106,7 +112,7 @@ void draw_runs_panel(App& app) {
     if (ImGui::Selectable(label.c_str(), app.runs_selected == static_cast<int>(i)))
       app.runs_selected = static_cast<int>(i);
     ImGui::PopStyleColor();
-    ImGui::SameLine(fs * 11);
+    ImGui::SameLine(status_x);
     ImGui::TextDisabled("%s%s", status_of(d), d.corrupt_lines ? " !" : "");
   }
   ImGui::EndChild();

@@ -195,7 +195,10 @@ void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
     int64_t n = 0;
     for (const auto& p : r.data().loss_scale) n += p.skipped;
     std::string t = fmt::format("{}: {} skipped", r.data().name, n);
-    f.dl->AddText({f.p1.x - ImGui::CalcTextSize(t.c_str()).x - 6, ty}, r.color, t.c_str());
+    const ImVec2 ts = ImGui::CalcTextSize(t.c_str()), at = {f.p1.x - ts.x - 6, ty};
+    // on a dark box: the counts sit over the lines they describe
+    f.dl->AddRectFilled({at.x - 4, at.y - 1}, {at.x + ts.x + 3, at.y + ts.y + 1}, IM_COL32(10, 10, 14, 215), 3);
+    f.dl->AddText(at, r.color, t.c_str());
     ty += ImGui::GetFontSize() + 2;
   }
   end_plot(f);
