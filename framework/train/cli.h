@@ -5,7 +5,7 @@
 //   CLI::App app{"..."};
 //   hg::train::CommonFlags flags;              // defaults: chapter 02's recipe
 //   hg::train::add_common_flags(app, flags);
-//   CLI11_PARSE(app, argc, argv);              // a bad flag: message + exit code 2
+//   HG_PARSE_FLAGS(app, argc, argv);           // a bad flag: CLI11's message + exit code 2
 //   hg::train::apply_threads(flags.threads);
 //   hg::Device device = hg::train::device_from_flag(flags.device);  // throws on "cuda" without CUDA
 //
@@ -28,6 +28,17 @@
 #include "cuda/gemm/matmul.h"
 #include "cuda/runtime/device.h"
 #endif
+
+// Parses the command line inside main(). --help prints and returns 0; any bad flag or value
+// (unknown flag, not a number, a --resume file that does not exist...) prints CLI11's
+// one-line message and returns 2, the exit code of every halfgrad command-line error.
+// (CLI11_PARSE would return CLI11's own codes, 105, 106, 109 ..., one per kind of error.)
+#define HG_PARSE_FLAGS(app, argc, argv)                  \
+  try {                                                  \
+    (app).parse((argc), (argv));                         \
+  } catch (const CLI::ParseError& hg_parse_error) {      \
+    return (app).exit(hg_parse_error) == 0 ? 0 : 2;      \
+  }
 
 namespace hg::train {
 

@@ -77,7 +77,11 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "seed of the random inputs")->capture_default_str();
   app.add_option("--h", h, "finite-difference step")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--dot", dot_path, "also write the graph for Graphviz to this file (dot -Tpng FILE -o graph.png)");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // a bad flag: CLI11's message, exit code 2
+  }
 
   // ---- 1. build the tensors ------------------------------------------------------------
   hg::Generator gen(seed);

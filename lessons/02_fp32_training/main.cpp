@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
   CLI::App app{"halfgrad chapter 02: FP32 training of an MLP and a CNN on FashionMNIST"};
   hg::train::CommonFlags flags;  // defaults: batch 128, SGD lr 0.05, momentum 0.9
   hg::train::add_common_flags(app, flags);
-  CLI11_PARSE(app, argc, argv);
+  HG_PARSE_FLAGS(app, argc, argv);
 
   const std::vector<std::string> models = split_models(flags.model);
   if (models.empty()) {

@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
   std::string only = "both";
   app.add_option("--only", only, "fp32 | fp16 | both")->capture_default_str()
       ->check(CLI::IsMember({"fp32", "fp16", "both"}));
-  CLI11_PARSE(app, argc, argv);
+  HG_PARSE_FLAGS(app, argc, argv);
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
   if (f.device != "cpu" || !f.checkpoint.empty() || !f.resume.empty() ||

@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
   std::string runs_flag = "fp16_naive,master_weights";
   app.add_option("--runs", runs_flag, "comma list of fp32, fp16_naive, master_weights")
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  HG_PARSE_FLAGS(app, argc, argv);
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
   if (f.device != "cpu" || !f.checkpoint.empty() || !f.resume.empty() ||

@@ -357,7 +357,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--clip", clip, "clip the gradient norm to this after unscaling (0: off)")
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  HG_PARSE_FLAGS(app, argc, argv);
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
   if (f.device != "cpu" || f.lr_schedule != "constant" || f.weight_decay != 0.0) {

@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
   app.add_option("--runs", runs_flag, "comma list of fp32, amp_f16, amp_bf16")->capture_default_str();
   bool per_class = false;
   app.add_flag("--per-class", per_class, "print the per-class precision/recall/F1 tables");
-  CLI11_PARSE(app, argc, argv);
+  HG_PARSE_FLAGS(app, argc, argv);
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
   if (f.device != "cpu" || !f.checkpoint.empty() || !f.resume.empty() ||
