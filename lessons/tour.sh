@@ -2,17 +2,19 @@
 # The tour (./lab run): the same MLP trained for one epoch on a slice of FashionMNIST three
 # ways — FP32, naive FP16 (chapter 06) and AMP (chapter 10) — then a comparison table, where
 # the run logs are, and chapter 04's table of number formats.
-# Usage: lessons/tour.sh BUILD_DIR   (about 2–4 minutes on 2 cores)
+# Usage: lessons/tour.sh BUILD_DIR   (a minute or two on 2 cores; HG_TOUR_LIMIT=N trains on
+# the first N images only, for a quicker look)
 set -euo pipefail
 BUILD="${1:?usage: tour.sh BUILD_DIR}"
-LIMIT="${HG_TOUR_LIMIT:-10000}"
+LIMIT="${HG_TOUR_LIMIT:--1}"   # -1: the whole training set (60000 images)
 echo "(the seconds are wall time on this machine; on a shared machine they are noisy)"
 for n in 04 06 10; do
   [ -x "$BUILD/lessons/lesson_$n" ] || { echo "tour: $BUILD/lessons/lesson_$n is missing; run ./lab build" >&2; exit 1; }
 done
 OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT
 
-echo "halfgrad tour: one MLP, one epoch on $LIMIT FashionMNIST images, three precisions"
+if [ "$LIMIT" = "-1" ]; then what="all 60000"; else what="the first $LIMIT"; fi
+echo "halfgrad tour: one MLP, one epoch on $what FashionMNIST training images, three precisions"
 echo
 echo "-- FP32 and naive FP16 (chapter 06: ./lab lesson 06) --"
 "$BUILD/lessons/lesson_06" --epochs 1 --limit-train "$LIMIT" --limit-test 2000 --run-name tour_mlp \
