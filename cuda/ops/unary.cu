@@ -60,4 +60,27 @@ void unary_backward(Unary op, Dtype dt, const void* dy, const void* saved, void*
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
+// pow carries its exponent, so it has kernels of its own (same shape as the two above).
+template <class T>
+__global__ void pow_forward_kernel(const T* x, T* y, int64_t n, float p) {
+  HG_GRID_STRIDE(i, n) store(y, i, powf(load(x, i), p));
+}
+
+template <class T>
+__global__ void pow_backward_kernel(const T* dy, const T* x, T* dx, int64_t n, float p) {
+  HG_GRID_STRIDE(i, n) store(dx, i, load(dy, i) * p * powf(load(x, i), p - 1.0f));  // (x^p)' = p·x^(p−1)
+}
+
+void pow_forward(Dtype dt, const void* x, void* y, int64_t n, float p) {
+  if (n == 0) return;
+  HG_DISPATCH(dt, T, pow_forward_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(x), static_cast<T*>(y), n, p));
+  HG_CUDA_CHECK(cudaGetLastError());
+}
+
+void pow_backward(Dtype dt, const void* dy, const void* x, void* dx, int64_t n, float p) {
+  if (n == 0) return;
+  HG_DISPATCH(dt, T, pow_backward_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<T*>(dx), n, p));
+  HG_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace hg::cuda

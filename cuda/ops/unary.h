@@ -11,6 +11,7 @@
 //   Sqrt     √x                        dy / (2 y)                     y
 //   Square   x²                        dy · 2x                        x
 //   Neg      −x                        −dy                            (unused)
+//   pow      x^p                       dy · p · x^(p−1)               x      (own entry: it has p)
 // The `saved` column matches what the CPU ops keep (framework/ops/unary.cpp), so the
 // framework passes the same tensor to either backend.
 #include "cuda/ops/dtype.h"
@@ -21,5 +22,8 @@ enum class Unary { Relu, Gelu, Sigmoid, Tanh, Exp, Log, Sqrt, Square, Neg };
 
 void unary_forward(Unary op, Dtype dt, const void* x, void* y, int64_t n);
 void unary_backward(Unary op, Dtype dt, const void* dy, const void* saved, void* dx, int64_t n);
+
+void pow_forward(Dtype dt, const void* x, void* y, int64_t n, float p);
+void pow_backward(Dtype dt, const void* dy, const void* x, void* dx, int64_t n, float p);
 
 }  // namespace hg::cuda

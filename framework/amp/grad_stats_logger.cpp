@@ -7,7 +7,7 @@
 namespace hg::amp {
 
 namespace {
-// The values of t as F32 in a contiguous buffer (a copy only when t is not already F32).
+// The values of t as F32 in a CPU buffer (from the GPU: one download).
 std::vector<float> as_floats(const Tensor& t) { return t.to_vector(); }
 }  // namespace
 
@@ -18,7 +18,7 @@ std::vector<GradHistogram> grad_histograms(const std::vector<nn::NamedTensor>& p
     Tensor g = p.tensor.grad();
     if (!g.defined()) continue;
     GradHistogram h(p.name, scale);
-    if (g.dtype() == DType::F32 && g.is_contiguous()) {
+    if (g.dtype() == DType::F32 && g.device() == Device::CPU && g.is_contiguous()) {
       h.add(g.data<float>(), g.numel());
     } else {
       const std::vector<float> v = as_floats(g);  // F16/BF16 widen exactly to F32
@@ -59,8 +59,8 @@ std::vector<GradHistogram> GradStatsLogger::finish(const std::vector<nn::NamedTe
       const Tensor& w = p.tensor;
       const Tensor g = w.grad();
       int64_t moved = 0, lost = 0;
-      if (w.dtype() == DType::F32 && g.dtype() == DType::F32 && w.is_contiguous() &&
-          g.is_contiguous()) {
+      if (w.dtype() == DType::F32 && g.dtype() == DType::F32 && w.device() == Device::CPU &&
+          w.is_contiguous() && g.is_contiguous()) {
         const float* after = w.data<float>();  // fast path: no copies
         const float* before = before_[k].data<float>();
         const float* gd = g.data<float>();

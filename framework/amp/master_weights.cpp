@@ -3,7 +3,9 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "framework/amp/unscale.h"
 #include "framework/autograd/grad_mode.h"
+#include "framework/ops/elementwise.h"
 
 namespace hg::amp {
 
@@ -24,19 +26,28 @@ bool MasterWeights::copy_grads_to_master(float inv_scale) {
     Tensor g = model_[i].grad();
     if (!g.defined()) continue;
     Tensor g32 = g.detach().to(DType::F32).contiguous().clone();  // (same shape), F32
+    master_[i].set_grad(g32);
+    if (g32.device() != Device::CPU) {  // on the GPU one kernel does the loop below
+      found = unscale_grads_({master_[i]}, inv_scale) || found;
+      continue;
+    }
     float* d = g32.data<float>();
     for (int64_t k = 0, n = g32.numel(); k < n; ++k) {
       if (!std::isfinite(d[k])) found = true;
       d[k] *= inv_scale;
     }
-    master_[i].set_grad(g32);
   }
   return found;
 }
 
 void MasterWeights::copy_master_to_model() {
+  NoGradGuard no_grad;
   for (size_t i = 0; i < model_.size(); ++i) {
     Tensor dst = model_[i];
+    if (dst.device() != Device::CPU) {  // on the GPU: the cast kernel, the same RNE rounding
+      copy_(dst, master_[i]);
+      continue;
+    }
     const float* src = master_[i].data<float>();
     visit_dtype(dst.dtype(), [&](auto tag) {
       using T = decltype(tag);

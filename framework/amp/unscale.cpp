@@ -4,22 +4,54 @@
 #include <stdexcept>
 #include <string>
 
+#include "framework/autograd/grad_mode.h"
+#include "framework/ops/elementwise.h"
+#include "framework/ops/reduce.h"
+#include "framework/ops/unary.h"
+#if HG_WITH_CUDA
+#include "framework/ops/cuda_ops.h"
+#endif
+
 namespace hg::amp {
 
 namespace {
-// The .grad of p as a CPU contiguous tensor we may write in place, or undefined.
+// The .grad of p as a contiguous tensor we may write in place, or undefined.
 Tensor writable_grad(const Tensor& p, const char* who) {
   Tensor g = p.grad();
   if (!g.defined()) return g;
-  if (g.device() != Device::CPU)
-    throw std::runtime_error(std::string(who) + ": gradients on the GPU are not handled here yet");
   if (!g.is_contiguous())
     throw std::runtime_error(std::string(who) + ": gradient is not contiguous");
   return g;
 }
+
+// The GPU does the same passes with kernels (cuda/ops/amp.h): all gradients of a list live
+// on one device, so the first defined one decides.
+bool on_gpu(const std::vector<Tensor>& params) {
+  for (const Tensor& p : params)
+    if (p.grad().defined()) return p.grad().device() == Device::CUDA;
+  return false;
+}
+
+bool gpu_pass(const std::vector<Tensor>& params, float inv_scale, bool check_only, const char* who) {
+#if HG_WITH_CUDA
+  std::vector<Tensor> grads;
+  for (const Tensor& p : params) {
+    Tensor g = writable_grad(p, who);
+    if (!g.defined()) continue;
+    if (g.device() != Device::CUDA)
+      throw std::runtime_error(std::string(who) + ": gradients on both the CPU and the GPU");
+    grads.push_back(g);
+  }
+  return cuda::unscale_and_check(grads, inv_scale, check_only);
+#else
+  (void)params, (void)inv_scale, (void)check_only;
+  throw std::runtime_error(std::string(who) + ": a gradient on the GPU in a build without CUDA");
+#endif
+}
 }  // namespace
 
 bool unscale_grads_(const std::vector<Tensor>& params, float inv_scale) {
+  if (on_gpu(params)) return gpu_pass(params, inv_scale, /*check_only=*/false, "unscale_");
   bool found = false;
   for (const Tensor& p : params) {
     Tensor g = writable_grad(p, "unscale_");
@@ -39,6 +71,7 @@ bool unscale_grads_(const std::vector<Tensor>& params, float inv_scale) {
 }
 
 bool grads_have_inf_or_nan(const std::vector<Tensor>& params) {
+  if (on_gpu(params)) return gpu_pass(params, 1.0f, /*check_only=*/true, "grads_have_inf_or_nan");
   for (const Tensor& p : params) {
     Tensor g = p.grad();
     if (!g.defined()) continue;
@@ -57,6 +90,24 @@ bool grads_have_inf_or_nan(const std::vector<Tensor>& params) {
 
 double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm) {
   // ‖g‖ = sqrt(Σ over all parameters and elements of g²)
+  if (on_gpu(params)) {
+    // On the GPU with the engine's own ops: Σ g² per tensor as an F32 reduction (the CPU
+    // loop below sums in double), the total in double here, and an in-place g *= factor.
+    NoGradGuard no_grad;
+    double sumsq = 0.0;
+    for (const Tensor& p : params) {
+      Tensor g = writable_grad(p, "clip_grad_norm_");
+      if (g.defined()) sumsq += sum(square(g.detach().to(DType::F32))).item();
+    }
+    const double norm = std::sqrt(sumsq);
+    if (!std::isfinite(norm) || norm <= max_norm) return norm;
+    const double factor = max_norm / (norm + 1e-6);
+    for (const Tensor& p : params) {
+      Tensor g = writable_grad(p, "clip_grad_norm_");
+      if (g.defined()) mul_(g, factor);
+    }
+    return norm;
+  }
   double sumsq = 0.0;
   for (const Tensor& p : params) {
     Tensor g = writable_grad(p, "clip_grad_norm_");

@@ -13,11 +13,13 @@
 #include <cmath>
 
 #include "cuda/gemm/matmul.h"
+#include "cuda/ops/amp.h"
 #include "cuda/ops/batchnorm.h"
 #include "cuda/ops/conv.h"
 #include "cuda/ops/optim.h"
 #include "cuda/ops/reduce.h"
 #include "cuda/ops/softmax.h"
+#include "cuda/ops/strided.h"
 #include "cuda/runtime/memory.h"
 #include "framework/cpu/copy.h"
 #include "framework/ops/check.h"
@@ -148,6 +150,23 @@ Tensor unary_backward(Unary kind, const Tensor& dy_in, const Tensor& saved) {
   return dx;
 }
 
+Tensor pow(const Tensor& x, double p) {
+  need_gpu_contiguous("pow", x, "x");
+  Tensor y = gpu_empty(x.shape(), x.dtype());
+  pow_forward(kernel_dtype("pow", x), x.raw_data(), y.raw_data(), x.numel(), static_cast<float>(p));
+  return y;
+}
+
+Tensor pow_backward(const Tensor& dy_in, const Tensor& x, double p) {
+  Tensor dy = dy_in.contiguous();
+  need_gpu_contiguous("pow backward", dy, "dy");
+  need_gpu_contiguous("pow backward", x, "saved input");
+  Tensor dx = gpu_empty(dy.shape(), dy.dtype());
+  pow_backward(kernel_dtype("pow backward", dy), dy.raw_data(), x.raw_data(), dx.raw_data(),
+               dy.numel(), static_cast<float>(p));
+  return dx;
+}
+
 void add_(Tensor& dst, const Tensor& src_in, double alpha) {
   need_gpu_contiguous("add_", dst, "dst");
   Tensor src = src_in.detach().to(dst.dtype()).to(Device::CUDA);
@@ -189,6 +208,35 @@ Tensor cast(const Tensor& x, DType dtype) {
   const Dtype from = kernel_dtype("cast", x);
   cast(from, x.raw_data(), kernel_dtype("cast", y), y.raw_data(), x.numel());
   return y;
+}
+
+Tensor contiguous(const Tensor& x) {
+  if (x.device() != Device::CUDA) op_error("contiguous", "x is on the CPU");
+  Tensor y = gpu_empty(x.shape(), x.dtype());
+  if (x.dim() > kMaxViewDims)
+    op_error("contiguous", fmt::format("views of more than {} dims are not supported on the GPU",
+                                       kMaxViewDims));
+  // raw_data() is already advanced to the view's first element (its offset).
+  copy_strided(kernel_dtype("contiguous", x), x.raw_data(), make_strided_view(x.shape(), x.strides()),
+               y.raw_data(), x.numel());
+  return y;
+}
+
+bool unscale_and_check(const std::vector<Tensor>& grads, float inv_scale, bool check_only) {
+  Tensor flag = gpu_empty({1}, DType::F32);  // 4 bytes on the GPU, used as one int
+  int* found = static_cast<int*>(flag.raw_data());
+  fill(Dtype::F32, flag.raw_data(), 0.0f, 1);  // all-zero bits: the int 0
+  for (const Tensor& g : grads) {
+    if (!g.defined()) continue;
+    need_gpu_contiguous(check_only ? "grads_have_inf_or_nan" : "unscale_", g, "gradient");
+    if (check_only)
+      check_finite(kernel_dtype("grads_have_inf_or_nan", g), g.raw_data(), g.numel(), found);
+    else
+      unscale_and_check(kernel_dtype("unscale_", g), g.raw_data(), g.numel(), inv_scale, found);
+  }
+  int host = 0;
+  copy_device_to_host(&host, found, sizeof(int));  // waits for the kernels above
+  return host != 0;
 }
 
 Tensor clone(const Tensor& x) {

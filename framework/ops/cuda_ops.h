@@ -29,12 +29,21 @@ Tensor binary_scalar(const char* op, Binary kind, const Tensor& a, double s, boo
 Tensor sum_to(const Tensor& g, const Shape& shape);
 Tensor unary(const char* op, Unary kind, const Tensor& x);
 Tensor unary_backward(Unary kind, const Tensor& dy, const Tensor& saved);
+Tensor pow(const Tensor& x, double p);
+Tensor pow_backward(const Tensor& dy, const Tensor& x, double p);
 void add_(Tensor& dst, const Tensor& src, double alpha);  // dst += alpha · src
 void mul_(Tensor& dst, double s);                         // dst *= s
 void fill_(Tensor& dst, double value);
 void copy_(Tensor& dst, const Tensor& src);               // src on any device, any dtype
 Tensor cast(const Tensor& x, DType dtype);
 Tensor clone(const Tensor& x);
+// A row-major copy of any view on the GPU (a transpose, an expand, a slice of a slice).
+Tensor contiguous(const Tensor& x);
+
+// ---- loss scaling (amp.h) ------------------------------------------------------------------
+// For each defined tensor: g <- g · inv_scale in place (check_only: no change). Returns true
+// when any element was inf or NaN. One flag on the GPU for the whole list, read back once.
+bool unscale_and_check(const std::vector<Tensor>& grads, float inv_scale, bool check_only);
 
 // ---- reductions (reduce.h) ----------------------------------------------------------------
 Tensor sum_all(const char* op, const Tensor& x, double scale);  // shape (), x's dtype

@@ -89,10 +89,20 @@ Tensor slice(const Tensor& x, int64_t begin, int64_t end) {
 
 Tensor contiguous(const Tensor& x) {
   check_defined("contiguous", x, "x");
-  // no strided-copy kernel: views on the GPU are dim-0 slices and reshapes, which stay contiguous
-  check_cpu("contiguous", x, "x");
-  Tensor y = Tensor::empty(x.shape(), x.dtype());
-  cpu::copy_to_contiguous(x.impl(), y.raw_data());
+  Tensor y;
+  switch (x.device()) {
+    case Device::CPU:
+      y = Tensor::empty(x.shape(), x.dtype());
+      cpu::copy_to_contiguous(x.impl(), y.raw_data());
+      break;
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      y = cuda::contiguous(x);  // a gather kernel (cuda/ops/strided.h)
+#else
+      no_cuda_build("contiguous");
+#endif
+      break;
+  }
   // A copy: the gradient passes through unchanged.
   return record("contiguous", y, {x}, [](const Tensor& dy, const NeedsGrad&) {
     return std::vector<Tensor>{dy};

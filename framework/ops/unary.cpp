@@ -189,7 +189,16 @@ Tensor pow(const Tensor& x_arg, double p) {
   // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
   const Tensor x = amp::autocast_cast(x_arg, "pow");
   check_unary("pow", x);
-  check_cpu("pow", x, "x");  // no CUDA kernel for pow
+  if (x.device() == Device::CUDA) {
+#if HG_WITH_CUDA
+    Tensor xc = x.contiguous().detach();
+    return record("pow", cuda::pow(xc, p), {x}, [xc, p](const Tensor& dy, const NeedsGrad&) {
+      return std::vector<Tensor>{cuda::pow_backward(dy, xc, p)};
+    });
+#else
+    no_cuda_build("pow");
+#endif
+  }
   Tensor y = cpu::map(x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
   // (x^p)' = p·x^(p−1)
   Tensor xd = x.detach();

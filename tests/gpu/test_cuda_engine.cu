@@ -130,6 +130,8 @@ void test_unary(hg::test::Checker& t) {
     check_op(t, "log", {{{8, 33}, 0.1, 4}}, dt, [](auto& v) { return hg::log(v[0]); }, 2);
     check_op(t, "sqrt", {{{8, 33}, 0.1, 4}}, dt, [](auto& v) { return hg::sqrt(v[0]); }, 2);
     check_op(t, "square", {{{8, 33}}}, dt, [](auto& v) { return hg::square(v[0]); });
+    check_op(t, "pow 3", {{{8, 33}}}, dt, [](auto& v) { return hg::pow(v[0], 3.0); }, 2);
+    check_op(t, "pow -0.5", {{{8, 33}, 0.25, 4}}, dt, [](auto& v) { return hg::pow(v[0], -0.5); }, 2);
   }
 }
 
@@ -145,6 +147,19 @@ void test_reductions_and_shapes(hg::test::Checker& t) {
   check_op(t, "flatten", {{{2, 3, 4, 5}}}, DType::F32, [](auto& v) { return hg::mul(hg::flatten(v[0], 1), 2.0); });
   check_op(t, "slice rows 1..3", {{{5, 4}}}, DType::F32, [](auto& v) { return hg::mul(v[0].slice(1, 3), 3.0); });
   check_op(t, "clone", {{{5, 4}}}, DType::F32, [](auto& v) { return hg::mul(v[0].clone(), 3.0); });
+  // Views that are not row-major: contiguous() gathers them on the GPU (cuda/ops/strided.h).
+  for (DType dt : kAll) {
+    check_op(t, "contiguous of an expand (5,1)->(5,4)", {{{5, 1}}}, dt,
+             [](auto& v) { return hg::mul(hg::expand(v[0], {5, 4}).contiguous(), 2.0); });
+    check_op(t, "contiguous of a transposed view", {{{3, 7}, -2, 2, false}}, dt, [](auto& v) {
+      Tensor xt = v[0].view_of({7, 3}, {1, 7}, v[0].impl().offset);  // x^T, no copy
+      return xt.contiguous();
+    });
+    check_op(t, "contiguous of a slice's transpose", {{{6, 4}, -2, 2, false}}, dt, [](auto& v) {
+      Tensor rows = v[0].slice(2, 5);                                           // (3, 4), offset 8
+      return rows.view_of({4, 3}, {1, 4}, rows.impl().offset).contiguous();  // (4, 3)
+    });
+  }
   // a cast on the GPU, and its gradient cast back
   check_op(t, "cast F32->F16->F32", {{{5, 4}}}, DType::F32,
            [](auto& v) { return hg::mul(v[0].to(DType::F16).to(DType::F32), 2.0); });

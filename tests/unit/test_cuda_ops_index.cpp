@@ -1,10 +1,11 @@
-// CPU tests of the CUDA ops' index helpers (cuda/ops/broadcast.h, cuda/ops/conv_index.h),
+// CPU tests of the CUDA ops' index helpers (cuda/ops/broadcast.h, cuda/ops/conv_index.h, cuda/ops/strided.h),
 // against independent references: a nested-loop broadcast, the CPU engine's hg::cpu::im2col,
 // and a brute-force search for the windows covering a pixel.
 #include <doctest/doctest.h>
 
 #include "cuda/ops/broadcast.h"
 #include "cuda/ops/conv_index.h"
+#include "cuda/ops/strided.h"
 #include "framework/cpu/im2col.h"
 
 #include <vector>
@@ -93,4 +94,22 @@ TEST_CASE("covering_windows finds exactly the windows that contain a pixel") {
           }
         }
   CHECK(checked > 1000);  // the sweep ran (every mismatch above is a failed CHECK)
+}
+
+TEST_CASE("strided_offset walks a view the way the CPU engine does") {
+  // x (2, 3) row-major; its transpose is the view shape (3, 2), strides (1, 3).
+  const StridedView t = make_strided_view({3, 2}, {1, 3});
+  const int64_t want_t[6] = {0, 3, 1, 4, 2, 5};  // x^T read row by row
+  for (int64_t i = 0; i < 6; ++i) CHECK(strided_offset(t, i) == want_t[i]);
+  // An expand (stride 0) repeats; a 3-d permutation against nested loops.
+  const StridedView e = make_strided_view({4, 3}, {0, 1});
+  for (int64_t i = 0; i < 12; ++i) CHECK(strided_offset(e, i) == i % 3);
+  const StridedView p = make_strided_view({4, 2, 3}, {1, 12, 4});  // (2, 3, 4) permuted (2, 0, 1)
+  int64_t i = 0;
+  for (int64_t a = 0; a < 4; ++a)
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t c = 0; c < 3; ++c, ++i) CHECK(strided_offset(p, i) == b * 12 + c * 4 + a);
+  CHECK_THROWS_AS(make_strided_view({2, 2}, {1}), std::invalid_argument);
+  CHECK_THROWS_AS(make_strided_view(std::vector<int64_t>(9, 1), std::vector<int64_t>(9, 1)),
+                  std::invalid_argument);
 }
