@@ -1,5 +1,6 @@
 #include "framework/amp/unscale.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -135,6 +136,24 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm) {
     });
   }
   return norm;
+}
+
+double max_abs_grad(const std::vector<Tensor>& params) {
+  if (on_gpu(params)) {
+#if HG_WITH_CUDA
+    std::vector<Tensor> grads;
+    for (const Tensor& p : params) grads.push_back(writable_grad(p, "max_abs_grad"));
+    return cuda::max_abs_finite(grads);  // one kernel per tensor, one download
+#endif
+  }
+  double m = 0.0;
+  for (const Tensor& p : params) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    for (float v : g.to_vector())
+      if (std::isfinite(v)) m = std::max(m, double(std::fabs(v)));
+  }
+  return m;
 }
 
 }  // namespace hg::amp

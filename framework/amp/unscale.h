@@ -25,4 +25,8 @@ bool grads_have_inf_or_nan(const std::vector<Tensor>& params);
 // A non-finite norm leaves the gradients unchanged and is returned as is.
 double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm);
 
+// The largest finite |g| over every .grad of `params` (0 when there is none). After
+// unscaling, a value above 65504 / S tells that g overflowed F16 while it was scaled by S.
+double max_abs_grad(const std::vector<Tensor>& params);
+
 }  // namespace hg::amp

@@ -239,6 +239,18 @@ bool unscale_and_check(const std::vector<Tensor>& grads, float inv_scale, bool c
   return host != 0;
 }
 
+double max_abs_finite(const std::vector<Tensor>& xs) {
+  Tensor out = gpu_empty({1}, DType::F32);
+  fill(Dtype::F32, out.raw_data(), 0.0f, 1);
+  for (const Tensor& x : xs) {
+    if (!x.defined()) continue;
+    need_gpu_contiguous("max_abs_finite", x, "x");
+    max_abs_finite(kernel_dtype("max_abs_finite", x), x.raw_data(), x.numel(),
+                   static_cast<float*>(out.raw_data()));
+  }
+  return out.item();
+}
+
 Tensor clone(const Tensor& x) {
   need_gpu_contiguous("clone", x, "x");
   Tensor y = gpu_empty(x.shape(), x.dtype());

@@ -66,22 +66,34 @@ void show_arithmetic() {
 //   buf = momentum·buf + g   (buf = g on the first step)      buf is F16
 //   p   = p − lr·buf                                         p is F16
 // When |lr·buf| is below half an F16 ULP of p, p does not change: the update is lost.
-void sgd_step_f16(const std::vector<Tensor>& params, std::vector<std::vector<hg::half>>& bufs,
-                  float lr, float momentum) {
+// On the GPU the same three roundings come from in-place ops, each of which computes in F32
+// and rounds once to F16: mul_ (momentum·buf), add_ (+ g), add_ with −lr (p − lr·buf).
+void sgd_step_f16(const std::vector<Tensor>& params, std::vector<Tensor>& bufs, float lr,
+                  float momentum) {
   if (bufs.empty()) bufs.resize(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
     Tensor p = params[i];
     Tensor g = p.grad();
     if (!g.defined()) continue;
+    const bool first = !bufs[i].defined();
+    if (first) bufs[i] = Tensor::zeros(p.shape(), DType::F16, p.device());
+    if (p.device() == hg::Device::CUDA) {
+      if (first) {
+        hg::copy_(bufs[i], g);
+      } else {
+        hg::mul_(bufs[i], momentum);
+        hg::add_(bufs[i], g);
+      }
+      hg::add_(p, bufs[i], -lr);
+      continue;
+    }
     hg::half* pd = p.data<hg::half>();
+    hg::half* bd = bufs[i].data<hg::half>();
     const hg::half* gd = g.data<hg::half>();
-    const int64_t n = p.numel();
-    const bool first = bufs[i].empty();
-    if (first) bufs[i].assign(size_t(n), hg::half(0.0f));
-    for (int64_t k = 0; k < n; ++k) {
+    for (int64_t k = 0, n = p.numel(); k < n; ++k) {
       const float gk = float(gd[k]);
-      const float b = first ? gk : f16(f16(momentum * float(bufs[i][k])) + gk);
-      bufs[i][k] = hg::half(b);
+      const float b = first ? gk : f16(f16(momentum * float(bd[k])) + gk);
+      bd[k] = hg::half(b);
       pd[k] = hg::half(float(pd[k]) - lr * b);
     }
   }
@@ -89,7 +101,8 @@ void sgd_step_f16(const std::vector<Tensor>& params, std::vector<std::vector<hg:
 
 // ---- 4. evaluate ----------------------------------------------------------------------
 // The model's class for every test image, with the inputs in the model's dtype.
-std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset& ds, DType dtype) {
+std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset& ds, DType dtype,
+                             hg::Device device) {
   hg::NoGradGuard no_grad;
   model.eval();
   std::vector<int32_t> out;
@@ -97,7 +110,7 @@ std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset
   for (int64_t begin = 0; begin < ds.n; begin += bs) {
     const int64_t b = std::min(bs, ds.n - begin);
     std::vector<float> px(ds.images.begin() + begin * per, ds.images.begin() + (begin + b) * per);
-    Tensor x = Tensor::from_vector(px, {b, ds.channels, ds.height, ds.width}, dtype);  // (B,C,H,W)
+    Tensor x = Tensor::from_vector(px, {b, ds.channels, ds.height, ds.width}, dtype).to(device);  // (B,C,H,W)
     auto pred = hg::train::argmax_classes(model(x));
     out.insert(out.end(), pred.begin(), pred.end());
   }
@@ -116,7 +129,8 @@ struct RunResult {
   std::string dir;
 };
 
-RunResult train(const std::string& precision, const hg::train::CommonFlags& f, int epochs,
+RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
+                int epochs,
                 int64_t stats_every, const hg::data::ImageDataset& train_ds,
                 const hg::data::ImageDataset& test_ds) {
   const bool half = precision == "fp16_naive";
@@ -126,6 +140,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
   if (f.model != "mlp") throw std::invalid_argument("--model: this chapter trains mlp");
   hg::nn::ModulePtr model = std::make_shared<hg::nn::MLP>(gen);  // initialised in F32
   model->to(dtype);                                            // then rounded to F16
+  model->to(device);                                           // and moved, before any optimizer
   // Master weights: an F32 copy of every F16 parameter; the optimizer (and its momentum,
   // also F32) works on the copies.
   std::unique_ptr<hg::amp::MasterWeights> mw;
@@ -138,13 +153,13 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
   }
   hg::optim::SGD sgd32(master_weights ? mw->master_params() : model->parameters(),
                        {.lr = f.lr, .momentum = f.momentum});
-  std::vector<std::vector<hg::half>> bufs16;
+  std::vector<Tensor> bufs16;  // the F16 momentum buffers
 
   RunResult r;
   r.precision = precision;
   r.dir = "runs/" + (f.run_name.empty() ? "07_" + f.model : f.run_name) + "_" + precision;
   hg::io::RunLog log(r.dir, {{"lesson", "07_master_weights"}, {"model", f.model},
-                             {"precision", precision}, {"device", "cpu"}, {"seed", f.seed},
+                             {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
                              {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
                                        {"lr", f.lr}, {"momentum", f.momentum},
                                        {"limit_train", f.limit_train}}}});
@@ -158,7 +173,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
     hg::Batch batch;
     while (loader.next(batch)) {
       for (auto& p : model->parameters()) p.zero_grad();
-      Tensor x = batch.images.to(dtype);                       // (B, 1, 28, 28)
+      Tensor x = batch.images.to(dtype).to(device);            // (B, 1, 28, 28)
       Tensor loss = hg::cross_entropy((*model)(x), batch.labels);  // () in the model's dtype
       loss.backward();
       if (master_weights) mw->copy_grads_to_master();  // F16 grads -> F32 master grads
@@ -188,7 +203,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
       ++step;
     }
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    auto pred = predict(*model, test_ds, dtype);
+    auto pred = predict(*model, test_ds, dtype, device);
     auto rep = hg::eval::classification_report(test_ds.labels, pred, test_ds.num_classes);
     r.test_accuracy = rep.accuracy;
     r.macro_f1 = rep.macro_f1;
@@ -222,11 +237,18 @@ int main(int argc, char** argv) {
   HG_PARSE_FLAGS(app, argc, argv);
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
-  if (f.device != "cpu" || !f.checkpoint.empty() || !f.resume.empty() ||
-      f.lr_schedule != "constant" || f.weight_decay != 0.0) {
-    std::fprintf(stderr, "lesson_07: --device cuda, --checkpoint, --resume, --lr-schedule and "
+  if (!f.checkpoint.empty() || !f.resume.empty() || f.lr_schedule != "constant" ||
+      f.weight_decay != 0.0) {
+    std::fprintf(stderr, "lesson_07: --checkpoint, --resume, --lr-schedule and "
                          "--weight-decay are not supported in this chapter\n");
     return 2;
+  }
+  hg::Device device = hg::Device::CPU;
+  try {
+    device = hg::train::device_from_flag(f.device);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lesson_07: --device %s: %s\n", f.device.c_str(), e.what());
+    return 1;
   }
   const int epochs = f.epochs > 0 ? f.epochs : 1;
   for (std::string rest = runs_flag + ","; !rest.empty(); rest = rest.substr(rest.find(',') + 1)) {
@@ -251,7 +273,7 @@ int main(int argc, char** argv) {
     std::vector<RunResult> runs;
     for (const char* p : {"fp32", "fp16_naive", "master_weights"})
       if (("," + runs_flag + ",").find(std::string(",") + p + ",") != std::string::npos)
-        runs.push_back(train(p, f, epochs, stats_every, train_ds, test_ds));
+        runs.push_back(train(p, f, device, epochs, stats_every, train_ds, test_ds));
 
     std::printf("\n== 3. comparison ==\n");
     std::printf("%-15s %9s %9s %10s %11s %10s %12s %9s\n", "precision", "test acc", "macro F1",

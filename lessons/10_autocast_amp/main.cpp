@@ -9,7 +9,14 @@
 //
 //   1. the policy table (framework/amp/policy.cpp) and the dtypes one forward pass produces
 //   2. FP32 and AMP on the same model and seed: loss, accuracy, precision/recall/F1,
-//      time per epoch, activation memory
+//      time per epoch, activation memory (and, on the GPU, peak GPU memory)
+//
+// --device cuda runs the same loop on the GPU: the model and each batch move there, the
+// F16 ops go to the tensor-core GEMMs, the scaler's unscale-and-check is one kernel per
+// gradient. The classic experiment of the AMP literature is then one command (10 epochs of
+// ResNet-50, FP32 vs AMP; tests/gpu/resnet50_amp.sh):
+//
+//   ./lab lesson 10 --device cuda --model resnet50 --epochs 10 --limit-train -1 --lr 0.01
 //
 // What changed from chapter 09: no F16 model and no master copy — the parameters stay F32
 // and are cast at op entry (cached per region), the gradients come back F32 through the
@@ -31,6 +38,7 @@
 #include "framework/amp/grad_scaler.h"
 #include "framework/amp/grad_stats_logger.h"
 #include "framework/amp/policy.h"
+#include "framework/amp/unscale.h"
 #include "framework/autograd/grad_mode.h"
 #include "framework/data/loader.h"
 #include "framework/eval/metrics.h"
@@ -40,6 +48,9 @@
 #include "framework/optim/sgd.h"
 #include "framework/train/cli.h"
 #include "framework/train/step.h"
+#if HG_WITH_CUDA
+#include "cuda/runtime/memory.h"
+#endif
 
 using hg::DType;
 using hg::Tensor;
@@ -69,7 +80,7 @@ void show_policy(hg::nn::Module& model, DType low) {
 
 // ---- 2. evaluate ------------------------------------------------------------------------
 std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset& ds, bool amp,
-                             DType low) {
+                             DType low, hg::Device device) {
   hg::NoGradGuard no_grad;
   model.eval();
   std::vector<int32_t> out;
@@ -77,7 +88,7 @@ std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset
   for (int64_t begin = 0; begin < ds.n; begin += bs) {
     const int64_t b = std::min(bs, ds.n - begin);
     std::vector<float> px(ds.images.begin() + begin * per, ds.images.begin() + (begin + b) * per);
-    Tensor x = Tensor::from_vector(px, {b, ds.channels, ds.height, ds.width});  // (B,C,H,W) F32
+    Tensor x = Tensor::from_vector(px, {b, ds.channels, ds.height, ds.width}).to(device);  // (B,C,H,W) F32
     hg::amp::Autocast ac(low, amp);
     auto pred = hg::train::argmax_classes(model(x));
     out.insert(out.end(), pred.begin(), pred.end());
@@ -92,6 +103,7 @@ struct RunResult {
   hg::eval::Report report;
   double last_loss = 0, seconds_per_epoch = 0;
   int64_t activation_bytes = 0;  // of one training step's graph, batch size as given
+  int64_t gpu_peak_bytes = -1;   // the GPU allocator's peak over the run (-1: not on the GPU)
   int64_t weight_copy_bytes = 0;  // F16 casts of the F32 weights the graph holds (AMP only)
   int64_t skipped = 0;
   std::string skipped_steps;  // "12 (scale 65536), 13 (scale 32768)"
@@ -101,14 +113,18 @@ struct RunResult {
   std::string dir;
 };
 
-RunResult train(const std::string& precision, const hg::train::CommonFlags& f, int epochs,
-                int64_t stats_every, float init_scale, const hg::data::ImageDataset& train_ds,
-                const hg::data::ImageDataset& test_ds) {
+RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
+                int epochs, int64_t stats_every, float init_scale,
+                const hg::data::ImageDataset& train_ds, const hg::data::ImageDataset& test_ds) {
   const bool amp = precision != "fp32";
   const DType low = precision == "amp_bf16" ? DType::BF16 : DType::F16;
   hg::Generator gen(f.seed);
   hg::nn::ModulePtr model = hg::nn::make_model(f.model, gen);  // F32, and it stays F32
+  model->to(device);  // before the optimizer: it holds the tensors it will step
   hg::optim::SGD opt(model->parameters(), {.lr = f.lr, .momentum = f.momentum});
+#if HG_WITH_CUDA
+  if (device == hg::Device::CUDA) hg::cuda::reset_peak_bytes();  // this run's peak only
+#endif
   // BF16 has F32's range: no scaler needed (chapter 11). F16 gets PyTorch's defaults.
   hg::amp::ScaleRule rule;
   rule.init_scale = init_scale;
@@ -118,7 +134,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
   r.precision = precision;
   r.dir = "runs/" + (f.run_name.empty() ? "10_" + f.model : f.run_name) + "_" + precision;
   hg::io::RunLog log(r.dir, {{"lesson", "10_autocast_amp"}, {"model", f.model},
-                             {"precision", precision}, {"device", "cpu"}, {"seed", f.seed},
+                             {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
                              {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
                                        {"lr", f.lr}, {"momentum", f.momentum},
                                        {"limit_train", f.limit_train}}}});
@@ -135,7 +151,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
       Tensor loss;
       {
         hg::amp::Autocast ac(low, amp);  // enabled = false for the FP32 run: same loop
-        loss = hg::cross_entropy((*model)(batch.images), batch.labels);
+        loss = hg::cross_entropy((*model)(batch.images.to(device)), batch.labels);
       }
       if (step == 0) {
         const auto mem = hg::amp::graph_memory(loss);
@@ -156,16 +172,16 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
                            " (scale " + std::to_string(int64_t(scale_used)) + ")";
       // The gradients are unscaled now (step() did it): how large do they get? A value
       // above 65504 / S overflowed F16 while still scaled by S.
-      if (stepped)
-        for (const auto& p : model->parameters())
-          for (double g : p.grad().to_double_vector())
-            if (std::fabs(g) > r.max_grad) r.max_grad = std::fabs(g), r.max_grad_step = step;
+      if (stepped) {
+        const double g = hg::amp::max_abs_grad(model->parameters());
+        if (g > r.max_grad) r.max_grad = g, r.max_grad_step = step;
+      }
       r.last_loss = loss.item();
       log.scalar(step, "train/loss", r.last_loss, epoch);
       ++step;
     }
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.report = hg::eval::classification_report(test_ds.labels, predict(*model, test_ds, amp, low),
+    r.report = hg::eval::classification_report(test_ds.labels, predict(*model, test_ds, amp, low, device),
                                                test_ds.num_classes);
     log.scalar(step, "test/accuracy", r.report.accuracy, epoch);
     log.scalar(step, "test/macro_f1", r.report.macro_f1, epoch);
@@ -176,6 +192,9 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
   }
   r.seconds_per_epoch = seconds / epochs;
   r.last_scale = scaler.get_scale();
+#if HG_WITH_CUDA
+  if (device == hg::Device::CUDA) r.gpu_peak_bytes = int64_t(hg::cuda::peak_bytes());
+#endif
   log.end("finished");
   return r;
 }
@@ -201,11 +220,18 @@ int main(int argc, char** argv) {
   HG_PARSE_FLAGS(app, argc, argv);
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
-  if (f.device != "cpu" || !f.checkpoint.empty() || !f.resume.empty() ||
-      f.lr_schedule != "constant" || f.weight_decay != 0.0) {
-    std::fprintf(stderr, "lesson_10: --device cuda, --checkpoint, --resume, --lr-schedule and "
+  if (!f.checkpoint.empty() || !f.resume.empty() || f.lr_schedule != "constant" ||
+      f.weight_decay != 0.0) {
+    std::fprintf(stderr, "lesson_10: --checkpoint, --resume, --lr-schedule and "
                          "--weight-decay are not supported in this chapter\n");
     return 2;
+  }
+  hg::Device device = hg::Device::CPU;
+  try {
+    device = hg::train::device_from_flag(f.device);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lesson_10: --device %s: %s\n", f.device.c_str(), e.what());
+    return 1;
   }
   const int epochs = f.epochs > 0 ? f.epochs : 1;
   std::vector<std::string> wanted;
@@ -230,11 +256,12 @@ int main(int argc, char** argv) {
     auto test_ds = hg::data::load_fashion_mnist(dir, false, f.limit_test);
     hg::data::normalize(train_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
     hg::data::normalize(test_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
-    std::printf("== 2. training %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
-                "lr %g, momentum %g ==\n", f.model.c_str(), (long long)train_ds.n,
-                (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
+    std::printf("== 2. training %s on the %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
+                "lr %g, momentum %g ==\n", f.model.c_str(), device == hg::Device::CUDA ? "GPU" : "CPU",
+                (long long)train_ds.n, (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr,
+                f.momentum);
     std::vector<RunResult> runs;
-    for (const auto& p : wanted) runs.push_back(train(p, f, epochs, stats_every, init_scale, train_ds, test_ds));
+    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, init_scale, train_ds, test_ds));
 
     std::printf("\n%-9s %9s %9s %9s %9s %10s %9s %12s %13s %8s\n", "precision", "test acc",
                 "macro P", "macro R", "macro F1", "last loss", "s/epoch", "activations",
@@ -261,16 +288,25 @@ int main(int argc, char** argv) {
       for (const auto& r : runs)
         std::printf("\n%s\n%s", r.precision.c_str(),
                     hg::eval::format_report(r.report, test_ds.class_names).c_str());
+    for (const auto& r : runs)
+      if (r.gpu_peak_bytes >= 0)
+        std::printf("%-9s GPU memory at its peak: %.1f MB (parameters, gradients, momentum, "
+                    "activations, workspace)\n", r.precision.c_str(), r.gpu_peak_bytes / 1e6);
     std::printf("\nactivations: bytes the autograd graph of one training step keeps for backward "
-                "(batch %lld);\nweight copies: the F16 casts of the F32 weights it also keeps\nGPU: not measured here (no GPU on this machine; this program runs on "
-                "the CPU only, --device cuda is refused)\nrun logs: ", (long long)f.batch_size);
+                "(batch %lld);\nweight copies: the F16 casts of the F32 weights it also keeps\n",
+                (long long)f.batch_size);
+    if (device == hg::Device::CPU)
+      std::printf("on the CPU, F16 is storage only (the math is F32): the time shows the cost of "
+                  "the casts; on a GPU the same program runs with --device cuda\n");
+    std::printf("run logs: ");
     for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
     std::printf("(./lab view)\n");
     for (const auto& r : runs)
-      std::printf("RESULT model=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
-                  "test_accuracy=%.4f activation_bytes=%lld\n", f.model.c_str(),
-                  r.precision.c_str(), epochs, r.seconds_per_epoch, r.report.accuracy,
-                  (long long)r.activation_bytes);
+      std::printf("RESULT model=%s device=%s precision=%s epochs=%d batch=%lld seconds_per_epoch=%.2f "
+                  "test_accuracy=%.4f macro_f1=%.4f activation_bytes=%lld gpu_peak_bytes=%lld\n",
+                  f.model.c_str(), hg::device_name(device), r.precision.c_str(), epochs,
+                  (long long)f.batch_size, r.seconds_per_epoch, r.report.accuracy, r.report.macro_f1,
+                  (long long)r.activation_bytes, (long long)r.gpu_peak_bytes);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson_10: %s\n", e.what());
     return 1;

@@ -84,7 +84,7 @@ void show_formats() {
 
 // ---- 2. evaluate ------------------------------------------------------------------------
 std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset& ds, bool amp,
-                             DType low, double input_scale) {
+                             DType low, double input_scale, hg::Device device) {
   hg::NoGradGuard no_grad;
   model.eval();
   std::vector<int32_t> out;
@@ -92,7 +92,7 @@ std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset
   for (int64_t begin = 0; begin < ds.n; begin += bs) {
     const int64_t b = std::min(bs, ds.n - begin);
     std::vector<float> px(ds.images.begin() + begin * per, ds.images.begin() + (begin + b) * per);
-    Tensor x = Tensor::from_vector(px, {b, ds.channels, ds.height, ds.width});  // (B,C,H,W) F32
+    Tensor x = Tensor::from_vector(px, {b, ds.channels, ds.height, ds.width}).to(device);  // (B,C,H,W) F32
     hg::amp::Autocast ac(low, amp);
     auto pred = hg::train::argmax_classes(model(hg::mul(x, input_scale)));
     out.insert(out.end(), pred.begin(), pred.end());
@@ -114,13 +114,14 @@ struct RunResult {
   std::string dir;
 };
 
-RunResult train(const std::string& precision, const hg::train::CommonFlags& f, int epochs,
+RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device, int epochs,
                 int64_t stats_every, double input_scale, const hg::data::ImageDataset& train_ds,
                 const hg::data::ImageDataset& test_ds) {
   const bool amp = precision != "fp32";
   const DType low = precision == "amp_bf16" ? DType::BF16 : DType::F16;
   hg::Generator gen(f.seed);
   hg::nn::ModulePtr model = hg::nn::make_model(f.model, gen);  // F32, and it stays F32
+  model->to(device);  // before the optimizer: it holds the tensors it will step
   hg::optim::SGD opt(model->parameters(), {.lr = f.lr, .momentum = f.momentum});
   // BF16 has F32's range: no scaler needed (chapter 11). F16 gets PyTorch's defaults.
   hg::amp::GradScaler scaler(hg::amp::ScaleRule{}, /*enabled=*/precision == "amp_f16");
@@ -129,7 +130,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
   r.precision = precision;
   r.dir = "runs/" + (f.run_name.empty() ? "11_" + f.model : f.run_name) + "_" + precision;
   hg::io::RunLog log(r.dir, {{"lesson", "11_bfloat16"}, {"model", f.model},
-                             {"precision", precision}, {"device", "cpu"}, {"seed", f.seed},
+                             {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
                              {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
                                        {"lr", f.lr}, {"momentum", f.momentum},
                                        {"limit_train", f.limit_train}, {"input_scale", input_scale}}}});
@@ -146,7 +147,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
       Tensor loss;
       {
         hg::amp::Autocast ac(low, amp);  // enabled = false for the FP32 run: same loop
-        loss = hg::cross_entropy((*model)(hg::mul(batch.images, input_scale)), batch.labels);
+        loss = hg::cross_entropy((*model)(hg::mul(batch.images.to(device), input_scale)), batch.labels);
       }
       if (step == 0) {
         const auto mem = hg::amp::graph_memory(loss);
@@ -168,7 +169,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, i
       ++step;
     }
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.report = hg::eval::classification_report(test_ds.labels, predict(*model, test_ds, amp, low, input_scale),
+    r.report = hg::eval::classification_report(test_ds.labels, predict(*model, test_ds, amp, low, input_scale, device),
                                                test_ds.num_classes);
     log.scalar(step, "test/accuracy", r.report.accuracy, epoch);
     log.scalar(step, "test/macro_f1", r.report.macro_f1, epoch);
@@ -204,11 +205,18 @@ int main(int argc, char** argv) {
   HG_PARSE_FLAGS(app, argc, argv);
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
-  if (f.device != "cpu" || !f.checkpoint.empty() || !f.resume.empty() ||
-      f.lr_schedule != "constant" || f.weight_decay != 0.0) {
-    std::fprintf(stderr, "lesson_11: --device cuda, --checkpoint, --resume, --lr-schedule and "
+  if (!f.checkpoint.empty() || !f.resume.empty() || f.lr_schedule != "constant" ||
+      f.weight_decay != 0.0) {
+    std::fprintf(stderr, "lesson_11: --checkpoint, --resume, --lr-schedule and "
                          "--weight-decay are not supported in this chapter\n");
     return 2;
+  }
+  hg::Device device = hg::Device::CPU;
+  try {
+    device = hg::train::device_from_flag(f.device);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lesson_11: --device %s: %s\n", f.device.c_str(), e.what());
+    return 1;
   }
   const int epochs = f.epochs > 0 ? f.epochs : 1;
   std::vector<std::string> wanted;
@@ -229,11 +237,12 @@ int main(int argc, char** argv) {
     auto test_ds = hg::data::load_fashion_mnist(dir, false, f.limit_test);
     hg::data::normalize(train_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
     hg::data::normalize(test_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
-    std::printf("== 2. training %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
-                "lr %g, momentum %g ==\n", f.model.c_str(), (long long)train_ds.n,
-                (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
+    std::printf("== 2. training %s on the %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
+                "lr %g, momentum %g ==\n", f.model.c_str(), device == hg::Device::CUDA ? "GPU" : "CPU",
+                (long long)train_ds.n, (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr,
+                f.momentum);
     std::vector<RunResult> runs;
-    for (const auto& p : wanted) runs.push_back(train(p, f, epochs, stats_every, input_scale, train_ds, test_ds));
+    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, input_scale, train_ds, test_ds));
 
     std::printf("\n%-9s %9s %9s %10s %10s %14s %8s %10s %11s\n", "precision", "test acc",
                 "macro F1", "last loss", "s/epoch", "activations", "skipped", "inf loss", "last scale");
@@ -254,15 +263,14 @@ int main(int argc, char** argv) {
         std::printf("\n%s\n%s", r.precision.c_str(),
                     hg::eval::format_report(r.report, test_ds.class_names).c_str());
     std::printf("\nactivations: bytes the autograd graph of one training step keeps for backward "
-                "(batch %lld)\nGPU: not measured here (no GPU on this machine; this program runs on "
-                "the CPU only, --device cuda is refused)\nrun logs: ", (long long)f.batch_size);
+                "(batch %lld)\nrun logs: ", (long long)f.batch_size);
     for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
     std::printf("(./lab view)\n");
     for (const auto& r : runs)
-      std::printf("RESULT model=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
+      std::printf("RESULT model=%s device=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
                   "test_accuracy=%.4f activation_bytes=%lld\n", f.model.c_str(),
-                  r.precision.c_str(), epochs, r.seconds_per_epoch, r.report.accuracy,
-                  (long long)r.activation_bytes);
+                  hg::device_name(device), r.precision.c_str(), epochs, r.seconds_per_epoch,
+                  r.report.accuracy, (long long)r.activation_bytes);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson_11: %s\n", e.what());
     return 1;

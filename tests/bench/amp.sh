@@ -1,33 +1,78 @@
 #!/usr/bin/env bash
-# ./lab bench amp — FP32 vs AMP (F16 autocast + GradScaler) vs BF16 autocast on the CPU:
-# time per epoch and the activation bytes of one training step, for MLP and SmallCNN, and
-# the cost of gradient statistics. Usage: tests/bench/amp.sh BUILD_DIR [--limit-train N]
+# ./lab bench amp — FP32 vs AMP (F16 autocast + GradScaler) vs BF16 autocast: time per epoch
+# and the activation bytes of one training step, for MLP and SmallCNN on the CPU, and the
+# cost of gradient statistics. On a machine with a GPU it adds the same comparison on the
+# GPU for MLP, SmallCNN and ResNet-50, with the speed-up and the peak GPU memory (the goal:
+# AMP at least 2x faster than FP32 on ResNet-50).
+# Usage: tests/bench/amp.sh BUILD_DIR [--limit-train N] [--gpu-limit-train N]
 set -euo pipefail
-BUILD="${1:?usage: amp.sh BUILD_DIR [--limit-train N]}"; shift
+BUILD="${1:?usage: amp.sh BUILD_DIR [--limit-train N] [--gpu-limit-train N]}"; shift
 LIMIT=10000
-if [ "${1:-}" = "--limit-train" ]; then LIMIT="$2"; shift 2; fi
+GPU_LIMIT=20000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --limit-train) LIMIT="$2"; shift 2 ;;
+    --gpu-limit-train) GPU_LIMIT="$2"; shift 2 ;;
+    *) echo "amp.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
 L10="$BUILD/lessons/lesson_10"
 [ -x "$L10" ] || { echo "amp.sh: $L10 is missing; run ./lab build" >&2; exit 1; }
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 
+# Is there a GPU? The CUDA runtime test exits 77 when there is none (or no CUDA build).
+GPU=no
+if [ -x "$BUILD/tests/test_cuda_runtime" ]; then
+  if "$BUILD/tests/test_cuda_runtime" >"$TMP/probe.txt" 2>&1; then GPU=yes; fi
+fi
+
+# table FILE: the RESULT lines of one lesson_10 run as a table, ratios against the first row.
+table() {
+  grep '^RESULT' "$1" | awk '
+    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+      p[NR] = v["precision"]; t[NR] = v["seconds_per_epoch"]; a[NR] = v["activation_bytes"]
+      acc[NR] = v["test_accuracy"]; g[NR] = v["gpu_peak_bytes"] }
+    END {
+      gpu = g[1] >= 0
+      printf "  %-9s %10s %9s %9s %16s %10s %9s", "precision", "s/epoch", "x FP32", "speed-up", "activation bytes", "x FP32", "test acc"
+      if (gpu) printf " %14s", "GPU peak MB"
+      printf "\n"
+      for (i = 1; i <= NR; i++) {
+        printf "  %-9s %10.2f %9.2f %9.2f %16d %10.2f %9.4f", p[i], t[i], t[i] / t[1], t[1] / t[i], a[i], a[i] / a[1], acc[i]
+        if (gpu) printf " %14.1f", g[i] / 1e6
+        printf "\n"
+      }
+    }'
+}
+
 echo "halfgrad AMP benchmark — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uname -m)"
-echo "(CPU only: F16/BF16 are emulated in software, so AMP cannot be faster here; GPU: not measured, no GPU)"
+echo "(on the CPU F16/BF16 are emulated in software, so AMP cannot be faster there)"
+if [ "$GPU" = yes ]; then echo "GPU: $(grep -m1 '^GPU' "$TMP/probe.txt" || echo 'found')"
+else echo "GPU: none found ($(head -n 1 "$TMP/probe.txt" 2>/dev/null || echo 'no CUDA build')), GPU rows not measured"; fi
 echo
 for model in mlp smallcnn; do
   echo "== $model: one epoch of $LIMIT images, batch 128 =="
   "$L10" --model "$model" --epochs 1 --limit-train "$LIMIT" --limit-test 1000 \
          --runs fp32,amp_f16,amp_bf16 --run-name "bench_amp_$model" --stats-every 0 \
          >"$TMP/$model.txt" 2>&1 || { cat "$TMP/$model.txt"; exit 1; }
-  grep '^RESULT' "$TMP/$model.txt" | awk '
-    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-      p[NR] = v["precision"]; t[NR] = v["seconds_per_epoch"]; a[NR] = v["activation_bytes"]; acc[NR] = v["test_accuracy"] }
-    END {
-      printf "  %-9s %10s %9s %16s %10s %9s\n", "precision", "s/epoch", "x FP32", "activation bytes", "x FP32", "test acc"
-      for (i = 1; i <= NR; i++)
-        printf "  %-9s %10.2f %9.2f %16d %10.2f %9.4f\n", p[i], t[i], t[i] / t[1], a[i], a[i] / a[1], acc[i]
-    }'
+  table "$TMP/$model.txt"
   echo
 done
+if [ "$GPU" = yes ]; then
+  for model in mlp smallcnn resnet50; do
+    echo "== GPU, $model: one epoch of $GPU_LIMIT images, batch 128 (--device cuda) =="
+    "$L10" --device cuda --model "$model" --epochs 1 --limit-train "$GPU_LIMIT" --limit-test 2000 \
+           --runs fp32,amp_f16,amp_bf16 --run-name "bench_amp_gpu_$model" --stats-every 0 \
+           >"$TMP/gpu_$model.txt" 2>&1 || { cat "$TMP/gpu_$model.txt"; exit 1; }
+    table "$TMP/gpu_$model.txt"
+    echo
+  done
+  grep '^RESULT' "$TMP/gpu_resnet50.txt" | awk '
+    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } t[v["precision"]] = v["seconds_per_epoch"] }
+    END { s = t["fp32"] / t["amp_f16"]
+          printf "GOAL AMP >= 2x faster than FP32 on ResNet-50 (GPU): %.2fx %s\n", s, s >= 2 ? "MET" : "NOT MET" }'
+  echo
+fi
 if [ -x "$BUILD/tests/bench_amp_gradstats" ]; then
   echo "== gradient statistics overhead (MLP, batch 128) =="
   "$BUILD/tests/bench_amp_gradstats" --steps 500 --every 50

@@ -1,6 +1,7 @@
 // GPU tests of the mixed-precision machinery (framework/amp) on CUDA tensors, each against the
 // same thing on the CPU:
-//   unscale_ / the inf-NaN check   the cuda/ops/amp.h kernels, one flag per list of gradients
+//   unscale_ / the inf-NaN check   the cuda/ops/amp.h kernels, one flag per list of gradients;
+//   max_abs_grad                   the largest finite |g|
 //   clip_grad_norm_                the norm and the clipped gradients
 //   GradScaler                     a skipped step leaves GPU parameters and momentum bit for bit
 //   MasterWeights                  2048 + 1 in F16 on the GPU: lost in the model, kept in F32
@@ -68,6 +69,9 @@ void test_unscale(hg::test::Checker& t) {
       t.exact("unscale_ " + name + " grad[" + std::to_string(i) + "]", gpu[i].grad().to_vector(),
               cpu[i].grad().to_vector());
     t.expect("check " + name + ": finite gradients", !hg::amp::grads_have_inf_or_nan(gpu));
+    const double mg = hg::amp::max_abs_grad(gpu), mc = hg::amp::max_abs_grad(cpu);
+    t.expect("max_abs_grad " + name + ": GPU equals CPU", mg == mc && mc > 0,
+             std::to_string(mg) + " vs " + std::to_string(mc));
 
     // One inf in the second tensor, one NaN in the first: both are found, and the check-only
     // pass leaves the values alone.
@@ -80,6 +84,8 @@ void test_unscale(hg::test::Checker& t) {
       t.expect("check finds " + what, hg::amp::grads_have_inf_or_nan(g));
       t.exact("check leaves " + what + " gradients unchanged", g[0].grad().to_vector(),
               Tensor::from_vector(g1, {1000}, dt).to_vector());
+      t.expect("max_abs_grad skips the " + what, hg::amp::max_abs_grad(g) == hg::amp::max_abs_grad(
+          {param_with_grad(ramp(1000, -1, 1), g1, dt, Device::CPU)}));
       t.expect("unscale_ finds " + what, hg::amp::unscale_grads_(g, 0.5f));
     }
   }

@@ -22,12 +22,13 @@ endforeach()
 # Chapter 10's whole pipeline on a slice of FashionMNIST: FP32 and AMP runs, the report and
 # the RESULT lines the benchmark parses.
 if(TARGET lesson_10)
+  # --device auto: the GPU when there is one, else the CPU after one line on stderr.
   add_test(NAME lesson_10_small_run
            COMMAND lesson_10 --epochs 1 --limit-train 512 --limit-test 200 --runs fp32,amp_f16
-                   --run-name test_lesson_10 --threads 1)
+                   --run-name test_lesson_10 --threads 1 --device auto)
   set_tests_properties(lesson_10_small_run PROPERTIES
     WORKING_DIRECTORY ${CMAKE_BINARY_DIR}
-    PASS_REGULAR_EXPRESSION "RESULT model=mlp precision=amp_f16 epochs=1 seconds_per_epoch=[0-9.]+ test_accuracy=0\\.[0-9]+"
+    PASS_REGULAR_EXPRESSION "RESULT model=mlp device=(cpu|cuda) precision=amp_f16 epochs=1 batch=128 seconds_per_epoch=[0-9.]+ test_accuracy=0\\.[0-9]+"
     LABELS "lesson")
 endif()
 

@@ -230,3 +230,14 @@ TEST_CASE("a disabled scaler is a pass-through") {
   scaler.update();
   CHECK(w.to_vector()[0] == doctest::Approx(0.0f));
 }
+
+TEST_CASE("max_abs_grad: the largest finite |g| over every parameter, inf and NaN ignored") {
+  Tensor a = param({1, 2, 3}), b = param({0, 0}), c = param({5});
+  set_scaled_grad(a, {0.5f, -7.25f, 2.0f}, 1.0f);
+  set_scaled_grad(b, {kInf, -3.0f}, 1.0f);
+  // c has no gradient: skipped
+  CHECK(hg::amp::max_abs_grad({a, b, c}) == 7.25);
+  set_scaled_grad(b, {kNaN, -9.5f}, 1.0f);
+  CHECK(hg::amp::max_abs_grad({a, b, c}) == 9.5);
+  CHECK(hg::amp::max_abs_grad({c}) == 0.0);
+}
