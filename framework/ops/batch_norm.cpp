@@ -44,7 +44,7 @@ Tensor batch_norm2d(const Tensor& x_arg, const Tensor& gamma, const Tensor& beta
                     const Tensor& running_mean, const Tensor& running_var, bool training,
                     double momentum, double eps) {
   // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
-  const Tensor x_in = amp::autocast_cast(x_arg, "batch_norm2d");  // F32; gamma, beta stay F32 params
+  const Tensor x_in = amp::autocast_cast(x_arg, "batch_norm2d");  // as it arrives; statistics in F32
   check_defined("batch_norm2d", x_in, "x");
   check_dim("batch_norm2d", x_in, "x", 4, "(N, C, H, W)");
   const Layout L{x_in.size(0), x_in.size(1), x_in.size(2) * x_in.size(3)};

@@ -9,6 +9,9 @@
 #   2. every GPU test binary (ctest -L gpu): kernels vs the CPU reference, bit-exact cases
 #   3. the GEMM ladder driver: validation, then GFLOP/s and % of cuBLAS (the chapter tables)
 #   4. chapter 02 on --device cuda, when the chapter has that flag
+#   5. chapter 10 on --device cuda: FP32 vs AMP on ResNet-50, one epoch of 10000 images
+#      (the full 10-epoch experiment is tests/gpu/resnet50_amp.sh, about 4x longer)
+#   6. chapters 06, 09 and 11 on --device cuda, short runs (the ladder's rungs on the GPU)
 # Each step has its own time limit; a failing step is reported and the next one still runs.
 # Exit status: 0 when every step passed, 1 otherwise, 77 when there is no GPU.
 set -uo pipefail
@@ -71,6 +74,16 @@ if [ -x "$BUILD/lessons/lesson_02" ] && "$BUILD/lessons/lesson_02" --help 2>&1 |
 else
   log "chapter 02 has no --device flag in this build: skipped"
 fi
+
+L="$BUILD/lessons"
+step chapter10_resnet50_cuda 240 "$L/lesson_10" --device cuda --model resnet50 --epochs 1 \
+  --limit-train 10000 --limit-test 2000 --lr 0.01 --runs fp32,amp_f16 --run-name gpu_resnet50
+grep -E '^RESULT|vs fp32' "$LOGS/chapter10_resnet50_cuda.log" | tee -a "$LOGS/summary.txt"
+for nn in 06 09 11; do
+  step "chapter${nn}_cuda" 120 "$L/lesson_$nn" --device cuda --limit-train 5000 --limit-test 1000 \
+    --epochs 1 --run-name "gpu_$nn"
+  grep -E '^RESULT' "$LOGS/chapter${nn}_cuda.log" | tee -a "$LOGS/summary.txt"
+done
 
 log "done: $([ $status -eq 0 ] && echo 'every step passed' || echo 'SOME STEPS FAILED')"
 exit $status

@@ -36,7 +36,7 @@ TEST_CASE("inside F16 and BF16 regions each policy gives its dtype") {
       {"linear",      DType::F64,  DType::F64,  DType::F64},   // F64 is never touched
       {"softmax",     DType::F16,  DType::F32,  DType::F32},
       {"cross_entropy", DType::BF16, DType::F32, DType::F32},
-      {"batch_norm2d", DType::F16, DType::F32,  DType::F32},
+      {"batch_norm2d", DType::F16, DType::F16,  DType::F16},   // statistics in F32 inside
       {"sum",         DType::F32,  DType::F32,  DType::F32},
       {"relu",        DType::F16,  DType::F16,  DType::F16},
       {"relu",        DType::F32,  DType::F32,  DType::F32},

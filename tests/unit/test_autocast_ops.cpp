@@ -69,12 +69,16 @@ TEST_CASE("output dtype of every op outside and inside F16 and BF16 regions") {
   }
 }
 
-TEST_CASE("batch norm on an F16 activation runs in F32 inside a region") {
+TEST_CASE("batch norm keeps an F16 activation F16 inside a region, with F32 parameters") {
   hg::amp::Autocast ac(DType::F16);
-  Tensor y = hg::batch_norm2d(filled({2, 2, 3, 3}, DType::F16), filled({2}, DType::F32, true),
-                              filled({2}, DType::F32, true), Tensor::zeros({2}), Tensor::ones({2}),
-                              true, 0.1, 1e-5);
-  CHECK(y.dtype() == DType::F32);
+  Tensor x = filled({2, 2, 3, 3}, DType::F16, true);
+  Tensor gamma = filled({2}, DType::F32, true), beta = filled({2}, DType::F32, true);
+  Tensor y = hg::batch_norm2d(x, gamma, beta, Tensor::zeros({2}), Tensor::ones({2}), true, 0.1, 1e-5);
+  CHECK(y.dtype() == DType::F16);
+  hg::sum(y).backward();  // the gradients come back in each input's own dtype
+  CHECK(x.grad().dtype() == DType::F16);
+  CHECK(gamma.grad().dtype() == DType::F32);
+  CHECK(beta.grad().dtype() == DType::F32);
 }
 
 TEST_CASE("mixed inputs: an error outside a region, promoted to F32 inside") {

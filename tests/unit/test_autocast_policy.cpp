@@ -19,7 +19,7 @@ TEST_CASE("tensor-core ops run in lower precision") {
 
 TEST_CASE("range- and sum-sensitive ops run in F32") {
   for (const char* op : {"softmax", "log_softmax", "cross_entropy", "mse_loss", "sum", "mean",
-                         "exp", "log", "pow", "batch_norm2d"}) {
+                         "exp", "log", "pow", "layer_norm", "norm"}) {
     INFO(op);
     CHECK(policy_for(op) == CastPolicy::FP32);
   }
@@ -31,6 +31,7 @@ TEST_CASE("multi-input elementwise ops promote") {
     CHECK(policy_for(op) == CastPolicy::Promote);
   }
   CHECK(policy_for("relu") == CastPolicy::None);
+  CHECK(policy_for("batch_norm2d") == CastPolicy::None);  // statistics in F32 inside the op
 }
 
 TEST_CASE("an unknown op name is an error that names the op and the table") {
