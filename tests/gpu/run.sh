@@ -76,11 +76,11 @@ else
 fi
 
 L="$BUILD/lessons"
-step chapter10_resnet50_cuda 240 "$L/lesson_10" --device cuda --model resnet50 --epochs 1 \
+step chapter10_resnet50_cuda 180 "$L/lesson_10" --device cuda --model resnet50 --epochs 1 \
   --limit-train 10000 --limit-test 2000 --lr 0.01 --runs fp32,amp_f16 --run-name gpu_resnet50
 grep -E '^RESULT|vs fp32' "$LOGS/chapter10_resnet50_cuda.log" | tee -a "$LOGS/summary.txt"
 for nn in 06 09 11; do
-  step "chapter${nn}_cuda" 120 "$L/lesson_$nn" --device cuda --limit-train 5000 --limit-test 1000 \
+  step "chapter${nn}_cuda" 60 "$L/lesson_$nn" --device cuda --limit-train 5000 --limit-test 1000 \
     --epochs 1 --run-name "gpu_$nn"
   grep -E '^RESULT' "$LOGS/chapter${nn}_cuda.log" | tee -a "$LOGS/summary.txt"
 done

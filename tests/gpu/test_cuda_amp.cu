@@ -120,6 +120,7 @@ void test_scaler_skip(hg::test::Checker& t) {
     std::vector<float> before_bad, after_bad;
     std::vector<bool> stepped;
     auto step_with = [&](std::vector<float> g) {
+      for (float& v : g) v *= scaler.get_scale();  // as a backward of the scaled loss gives them
       p.set_grad(Tensor::from_vector(g, {64}).to(Device::CUDA));
       stepped.push_back(scaler.step(opt));
       scaler.update();
@@ -212,7 +213,11 @@ void test_amp_training(hg::test::Checker& t) {
     auto model = small_mlp(9);
     model->to(device);
     hg::optim::SGD opt(model->parameters(), sgd(0.05, 0.9));
-    hg::amp::GradScaler scaler;  // PyTorch's defaults: 2^16
+    // 2^10, not PyTorch's 2^16: a step that overflows on one device and not on the other
+    // (a gradient within one rounding of 65504 / S) would make the runs part ways.
+    hg::amp::ScaleRule rule;
+    rule.init_scale = 1024.0f;
+    hg::amp::GradScaler scaler(rule);
     hg::Generator gx(10);
     std::vector<float> losses;
     for (int s = 0; s < 5; ++s) {
