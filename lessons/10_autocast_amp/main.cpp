@@ -17,6 +17,7 @@
 // ResNet-50, FP32 vs AMP; tests/gpu/resnet50_amp.sh):
 //
 //   ./lab lesson 10 --device cuda --model resnet50 --epochs 10 --limit-train -1 --lr 0.01
+//                   --stats-every 0      (one command, on two lines here)
 //
 // What changed from chapter 09: no F16 model and no master copy — the parameters stay F32
 // and are cast at op entry (cached per region), the gradients come back F32 through the

@@ -77,7 +77,7 @@ fi
 
 L="$BUILD/lessons"
 step chapter10_resnet50_cuda 180 "$L/lesson_10" --device cuda --model resnet50 --epochs 1 \
-  --limit-train 10000 --limit-test 2000 --lr 0.01 --runs fp32,amp_f16 --run-name gpu_resnet50
+  --limit-train 10000 --limit-test 2000 --lr 0.01 --runs fp32,amp_f16 --run-name gpu_resnet50 --stats-every 0
 grep -E '^RESULT|vs fp32' "$LOGS/chapter10_resnet50_cuda.log" | tee -a "$LOGS/summary.txt"
 for nn in 06 09 11; do
   step "chapter${nn}_cuda" 60 "$L/lesson_$nn" --device cuda --limit-train 5000 --limit-test 1000 \
