@@ -3,7 +3,6 @@
 // bandwidth limit, because consecutive threads touch consecutive addresses (coalesced).
 #include "cuda/ops/elementwise.h"
 #include "cuda/ops/kernel_common.cuh"
-#include "cuda/runtime/memory.h"
 
 namespace hg::cuda {
 
@@ -79,12 +78,6 @@ template <class T>
 __global__ void fill_kernel(T* x, float v, int64_t n) {
   HG_GRID_STRIDE(i, n) store(x, i, v);
 }
-template <class T>
-__global__ void nonfinite_kernel(const T* x, int64_t n, int* flag) {
-  HG_GRID_STRIDE(i, n) {
-    if (!isfinite(load(x, i))) *flag = 1;  // a benign race: every writer writes 1
-  }
-}
 
 void binary(Binary op, Dtype dt, const void* a, const void* b, void* y, const Broadcast& bc) {
   const int64_t n = bc.numel();
@@ -124,18 +117,6 @@ void fill(Dtype dt, void* x, float value, int64_t n) {
   if (n == 0) return;
   HG_DISPATCH(dt, T, fill_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<T*>(x), value, n));
   HG_CUDA_CHECK(cudaGetLastError());
-}
-
-bool has_inf_or_nan(Dtype dt, const void* x, int64_t n) {
-  if (n == 0) return false;
-  int* flag = static_cast<int*>(device_malloc(sizeof(int)));
-  HG_CUDA_CHECK(cudaMemset(flag, 0, sizeof(int)));
-  HG_DISPATCH(dt, T, nonfinite_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(x), n, flag));
-  HG_CUDA_CHECK(cudaGetLastError());
-  int host = 0;
-  HG_CUDA_CHECK(cudaMemcpy(&host, flag, sizeof(int), cudaMemcpyDeviceToHost));
-  device_free(flag);
-  return host != 0;
 }
 
 }  // namespace hg::cuda

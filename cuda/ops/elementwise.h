@@ -30,7 +30,4 @@ void axpy(Dtype dt, void* dst, const void* src, float alpha, int64_t n);  // dst
 void scale(Dtype dt, void* x, float s, int64_t n);                       // x *= s
 void fill(Dtype dt, void* x, float value, int64_t n);                    // x = value
 
-// Mixed-precision support: true when any of x[0..n) is inf or NaN (for loss scaling).
-bool has_inf_or_nan(Dtype dt, const void* x, int64_t n);
-
 }  // namespace hg::cuda

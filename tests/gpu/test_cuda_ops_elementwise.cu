@@ -4,6 +4,7 @@
 // tolerances are a couple of the dtype's ULPs (storage_rtol) plus a small atol.
 #include "tests/gpu/typed_buffer.h"
 
+#include "cuda/ops/amp.h"
 #include "cuda/ops/elementwise.h"
 #include "cuda/ops/optim.h"
 #include "cuda/ops/reduce.h"
@@ -186,9 +187,22 @@ void test_inplace_and_cast(hg::test::Checker& t) {
     t.exact(tag("scale x4", dt), db.to_host(), want);
     fill(dt, db.ptr(), 1.5f, 333);
     t.exact(tag("fill 1.5", dt), db.to_host(), std::vector<float>(333, 1.5f));
-    t.expect(tag("has_inf_or_nan: finite", dt), !has_inf_or_nan(dt, db.ptr(), 333));
+    // The loss scaler's kernels (amp.h): one flag on the device, zeroed by the caller.
+    hg::test::DeviceBuffer<int> flag(std::vector<int>{0});
+    check_finite(dt, db.ptr(), 333, flag.ptr);
+    t.expect(tag("check_finite: finite", dt), flag.to_host()[0] == 0);
     fill(dt, db.ptr(), INFINITY, 1);
-    t.expect(tag("has_inf_or_nan: one inf", dt), has_inf_or_nan(dt, db.ptr(), 333));
+    check_finite(dt, db.ptr(), 333, flag.ptr);
+    t.expect(tag("check_finite: one inf", dt), flag.to_host()[0] == 1);
+    hg::test::DeviceBuffer<int> flag2(std::vector<int>{0});
+    unscale_and_check(dt, db.ptr(), 333, 0.5f, flag2.ptr);
+    std::vector<float> halved(333, 0.75f);
+    halved[0] = INFINITY;
+    t.exact(tag("unscale_and_check x0.5", dt), db.to_host(), halved);
+    t.expect(tag("unscale_and_check: the inf is found", dt), flag2.to_host()[0] == 1);
+    hg::test::DeviceBuffer<float> top(std::vector<float>{0.0f});
+    max_abs_finite(dt, db.ptr(), 333, top.ptr);
+    t.expect(tag("max_abs_finite skips the inf", dt), top.to_host()[0] == 0.75f);
   }
   // Casts: every pair, on values that exercise rounding, overflow and subnormals.
   std::vector<float> v = uniform(500, -70000, 70000, 50);
