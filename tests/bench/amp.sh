@@ -71,6 +71,15 @@ if [ "$GPU" = yes ]; then
     { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } t[v["precision"]] = v["seconds_per_epoch"] }
     END { s = t["fp32"] / t["amp_f16"]
           printf "GOAL AMP >= 2x faster than FP32 on ResNet-50 (GPU): %.2fx %s\n", s, s >= 2 ? "MET" : "NOT MET" }'
+  # Twice the batch in the same memory? AMP at batch 256 against FP32 at 128 (the run above).
+  "$L10" --device cuda --model resnet50 --epochs 1 --limit-train "$GPU_LIMIT" --limit-test 2000 \
+         --batch-size 256 --runs amp_f16 --run-name bench_amp_gpu_resnet50_b256 --stats-every 0 \
+         >"$TMP/gpu_resnet50_b256.txt" 2>&1 || { cat "$TMP/gpu_resnet50_b256.txt"; exit 1; }
+  cat "$TMP/gpu_resnet50.txt" "$TMP/gpu_resnet50_b256.txt" | grep '^RESULT' | awk '
+    { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } m[v["precision"] "@" v["batch"]] = v["gpu_peak_bytes"] }
+    END { r = m["amp_f16@256"] / m["fp32@128"]
+          printf "ResNet-50 peak GPU memory: AMP at batch 256 %.1f MB, FP32 at batch 128 %.1f MB (x%.2f)\n",
+                 m["amp_f16@256"] / 1e6, m["fp32@128"] / 1e6, r }'
   echo
 fi
 if [ -x "$BUILD/tests/bench_amp_gradstats" ]; then
