@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <limits>
 
 #include "cuda/gemm/matmul.h"
 #include "cuda/ops/amp.h"
@@ -73,6 +74,11 @@ void gemm_f32_out(Dtype dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, c
     fill(Dtype::F32, C, 0.0f, M * N);
     return;
   }
+  // The ladder's kernels index with 32-bit ints (an element index must fit in an int).
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  if (M * K > kMax || K * N > kMax || M * N > kMax)
+    op_error("matmul", fmt::format("({}x{})·({}x{}) has a matrix of more than 2^31 - 1 elements; "
+                                   "the GEMM kernels index with 32-bit ints", M, K, K, N));
   switch (dt) {
     case Dtype::F32:
       matmul_f32(ta, tb, int(M), int(N), int(K), static_cast<const float*>(A),
