@@ -71,7 +71,8 @@ __global__ void cross_entropy_rows_kernel(const T* x, const int32_t* t, int64_t 
   s = warp_sum(s);
   if (lane == 0) {
     const int32_t target = t[n];
-    loss_row[n] = (target < 0 || target >= C) ? NAN : m + logf(s) - load(x, n * C + target);
+    // (m − x_t) + log s, in the CPU's order: m − x_t is exact-ish, m + log s would round log s
+    loss_row[n] = (target < 0 || target >= C) ? NAN : (m - load(x, n * C + target)) + logf(s);
   }
 }
 

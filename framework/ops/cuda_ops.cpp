@@ -175,7 +175,7 @@ Tensor pow_backward(const Tensor& dy_in, const Tensor& x, double p) {
 
 void add_(Tensor& dst, const Tensor& src_in, double alpha) {
   need_gpu_contiguous("add_", dst, "dst");
-  Tensor src = src_in.detach().to(dst.dtype()).to(Device::CUDA);
+  Tensor src = src_in.detach().to(Device::CUDA).contiguous().to(dst.dtype());
   need_gpu_contiguous("add_", src, "src");
   axpy(kernel_dtype("add_", dst), dst.raw_data(), src.raw_data(), static_cast<float>(alpha),
        dst.numel());
@@ -258,6 +258,7 @@ double max_abs_finite(const std::vector<Tensor>& xs) {
 }
 
 Tensor clone(const Tensor& x) {
+  if (x.device() == Device::CUDA && !x.is_contiguous()) return contiguous(x);  // a fresh copy too
   need_gpu_contiguous("clone", x, "x");
   Tensor y = gpu_empty(x.shape(), x.dtype());
   copy_device_to_device(y.raw_data(), x.raw_data(), x.nbytes());
@@ -520,10 +521,10 @@ Tensor batch_norm2d(const Tensor& x_in, const Tensor& gamma, const Tensor& beta,
     batch_norm_forward_train(f(x), f(g), f(b), N, C, HW, static_cast<float>(eps),
                              static_cast<float>(momentum), track ? f(rm) : nullptr,
                              track ? f(rv) : nullptr, f(y), f(saved.mean), f(saved.invstd));
-    if (track && !rm.same(running_mean)) {  // round the F32 statistics back into the buffers
+    if (track) {  // round the F32 statistics back into the buffers that are not F32
       Tensor m = running_mean, v = running_var;
-      copy_(m, rm);
-      copy_(v, rv);
+      if (!rm.same(running_mean)) copy_(m, rm);
+      if (!rv.same(running_var)) copy_(v, rv);
     }
   } else {
     batch_norm_forward_eval(f(x), f(g), f(b), f(rm), f(rv), N, C, HW, static_cast<float>(eps), f(y));

@@ -290,8 +290,11 @@ Tensor rdiv(double s, const Tensor& a) {
   // d(s/a)/da = −s/a²
   Tensor ad = a.detach();
   return record("rdiv_scalar", y, {a}, [s, ad](const Tensor& dy, const NeedsGrad&) {
-    if (dy.device() == Device::CUDA)  // the same formula from the ops, which dispatch
-      return std::vector<Tensor>{mul(div(dy, mul(ad, ad)), -s)};
+    if (dy.device() == Device::CUDA) {  // the same formula from the ops, which dispatch;
+      // a² in F32: in F16 it would overflow for |a| > 256 where the CPU's F32 math does not
+      const Tensor a32 = ad.to(DType::F32);
+      return std::vector<Tensor>{mul(div(dy.to(DType::F32), mul(a32, a32)), -s).to(dy.dtype())};
+    }
     return std::vector<Tensor>{cpu::map2(dy, ad, [s](auto g, auto x) {
       return -g * static_cast<decltype(x)>(s) / (x * x);
     })};

@@ -116,6 +116,9 @@ void test_elementwise(hg::test::Checker& t) {
     check_op(t, "mul scalar", {{{6, 7}}}, dt, [](auto& v) { return hg::mul(v[0], -0.75); });
     check_op(t, "div scalar", {{{6, 7}}}, dt, [](auto& v) { return hg::div(v[0], 3.0); });
     check_op(t, "rdiv scalar", {{{6, 7}, 0.5, 2}}, dt, [](auto& v) { return hg::rdiv(2.0, v[0]); }, 2);
+    // |a| > 256: a² overflows F16, so the backward must square in F32 (the gradient is ~2e-5)
+    check_op(t, "rdiv scalar, a in [300, 400)", {{{6, 7}, 300, 400}}, dt,
+             [](auto& v) { return hg::rdiv(2.0, v[0]); }, 0.01);
     check_op(t, "neg", {{{6, 7}}}, dt, [](auto& v) { return hg::neg(v[0]); });
   }
 }
@@ -151,6 +154,8 @@ void test_reductions_and_shapes(hg::test::Checker& t) {
   for (DType dt : kAll) {
     check_op(t, "contiguous of an expand (5,1)->(5,4)", {{{5, 1}}}, dt,
              [](auto& v) { return hg::mul(hg::expand(v[0], {5, 4}).contiguous(), 2.0); });
+    check_op(t, "clone of an expand (5,1)->(5,4)", {{{5, 1}}}, dt,
+             [](auto& v) { return hg::expand(v[0], {5, 4}).clone(); });
     check_op(t, "contiguous of a transposed view", {{{3, 7}, -2, 2, false}}, dt, [](auto& v) {
       Tensor xt = v[0].view_of({7, 3}, {1, 7}, v[0].impl().offset);  // x^T, no copy
       return xt.contiguous();
