@@ -36,9 +36,18 @@ struct Allocator {
   size_t live_bytes = 0, peak_bytes = 0, cached_bytes = 0;
 
   void release_cache_locked() {
-    for (auto& [size, blocks] : free_blocks)
-      for (void* p : blocks) HG_CUDA_CHECK(cudaFree(p));
-    free_blocks.clear();
+    // Take each block off the list before freeing it: if a cudaFree throws, no pointer that
+    // was already given back to the driver stays cached (and is never freed twice).
+    while (!free_blocks.empty()) {
+      auto& [size, blocks] = *free_blocks.begin();
+      while (!blocks.empty()) {
+        void* p = blocks.back();
+        blocks.pop_back();
+        cached_bytes -= size;
+        HG_CUDA_CHECK(cudaFree(p));
+      }
+      free_blocks.erase(free_blocks.begin());
+    }
     cached_bytes = 0;
   }
 };
