@@ -27,5 +27,7 @@ echo "AMP at twice the batch (256), one epoch: its peak GPU memory next to FP32'
 "$L10" --device cuda --model resnet50 --epochs 1 --limit-train -1 --limit-test -1 \
   --lr 0.02 --batch-size 256 --runs amp_f16 --run-name resnet50_amp_b256 --stats-every 0 \
   2>&1 | tee "$BUILD/logs/resnet50_amp_b256.log" | grep -E "^RESULT|GPU memory"
+rc2=${PIPESTATUS[0]}
 [ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$BUILD"/logs/resnet50_amp*.log "$OUT"/
-exit $rc
+[ "$rc" -ne 0 ] && exit "$rc"
+exit "$rc2"

@@ -73,8 +73,8 @@ void test_unscale(hg::test::Checker& t) {
     t.expect("max_abs_grad " + name + ": GPU equals CPU", mg == mc && mc > 0,
              std::to_string(mg) + " vs " + std::to_string(mc));
 
-    // One inf in the second tensor, one NaN in the first: both are found, and the check-only
-    // pass leaves the values alone.
+    // An inf, then a NaN, in the second tensor (the first is finite): the flag shared by the
+    // list is set either way, and the check-only pass leaves the values alone.
     for (float bad : {INFINITY, NAN}) {
       std::vector<float> gb = g2;
       gb[1] = bad;
