@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
   try {
     device = hg::train::device_from_flag(flags.device);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "--device %s: %s\n", flags.device.c_str(), e.what());
+    std::fprintf(stderr, "lesson_02: --device %s: %s\n", flags.device.c_str(), e.what());
     return 2;
   }
 

@@ -232,7 +232,7 @@ int main(int argc, char** argv) {
     device = hg::train::device_from_flag(f.device);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson_10: --device %s: %s\n", f.device.c_str(), e.what());
-    return 1;
+    return 2;
   }
   const int epochs = f.epochs > 0 ? f.epochs : 1;
   std::vector<std::string> wanted;
