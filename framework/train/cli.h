@@ -7,7 +7,8 @@
 //   hg::train::add_common_flags(app, flags);
 //   HG_PARSE_FLAGS(app, argc, argv);           // a bad flag: CLI11's message + exit code 2
 //   hg::train::apply_threads(flags.threads);
-//   hg::Device device = hg::train::device_from_flag(flags.device);  // throws on "cuda" without CUDA
+//   hg::Device device;
+//   if (!hg::train::device_from_flag(flags.device, "lesson_NN", device)) return 2;  // says why
 //
 // --device auto takes the GPU when there is one and otherwise says so once and runs on the
 // CPU; --device cuda insists, so no GPU is an error. --gemm picks the GEMM of matmul, linear
@@ -114,6 +115,20 @@ inline Device device_from_flag(const std::string& name) {
   const Device d = parse_device(name);
   if (d == Device::CUDA) require_cuda();
   return d;
+}
+
+// The same for main(): false after one line on stderr, "<program>: --device NAME: why", when
+// the device cannot be used; the caller then exits 2, as for any command-line error.
+//   hg::Device device;
+//   if (!hg::train::device_from_flag(flags.device, "lesson_02", device)) return 2;
+inline bool device_from_flag(const std::string& name, const char* program, Device& out) {
+  try {
+    out = device_from_flag(name);
+    return true;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: --device %s: %s\n", program, name.c_str(), e.what());
+    return false;
+  }
 }
 
 }  // namespace hg::train

@@ -219,12 +219,7 @@ int main(int argc, char** argv) {
   }
 
   hg::Device device = hg::Device::CPU;
-  try {
-    device = hg::train::device_from_flag(flags.device);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "lesson_02: --device %s: %s\n", flags.device.c_str(), e.what());
-    return 2;
-  }
+  if (!hg::train::device_from_flag(flags.device, "lesson_02", device)) return 2;
 
   try {
     hg::train::apply_threads(flags.threads);

@@ -307,12 +307,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   hg::Device device = hg::Device::CPU;
-  try {
-    device = hg::train::device_from_flag(f.device);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "lesson_08: --device %s: %s\n", f.device.c_str(), e.what());
-    return 2;
-  }
+  if (!hg::train::device_from_flag(f.device, "lesson_08", device)) return 2;
   const int epochs = f.epochs > 0 ? f.epochs : 1;
   for (std::string rest = runs_flag + ","; !rest.empty(); rest = rest.substr(rest.find(',') + 1)) {
     const std::string name = rest.substr(0, rest.find(','));

@@ -381,12 +381,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   hg::Device device = hg::Device::CPU;
-  try {
-    device = hg::train::device_from_flag(f.device);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "lesson_09: --device %s: %s\n", f.device.c_str(), e.what());
-    return 2;
-  }
+  if (!hg::train::device_from_flag(f.device, "lesson_09", device)) return 2;
   if ((!f.checkpoint.empty() || !f.resume.empty()) && device != hg::Device::CPU) {
     std::fprintf(stderr, "lesson_09: --checkpoint and --resume run on the CPU only (checkpoints "
                          "load into CPU tensors); drop --device\n");
