@@ -19,9 +19,9 @@ const std::array<const char*, 10>& fashion_mnist_class_names() {
   return names;
 }
 
-static bool is_regular_file(const std::string& path) {
+static bool exists(const std::string& path) {
   struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return ::stat(path.c_str(), &st) == 0;
 }
 
 static bool is_directory(const std::string& path) {
@@ -33,17 +33,19 @@ std::string find_idx_file(const std::string& dir, const std::string& stem) {
   // "train-images-idx3-ubyte" → also "train-images.idx3-ubyte".
   std::string dotted = stem;
   if (auto pos = dotted.rfind("-idx"); pos != std::string::npos) dotted[pos] = '.';
+  // Whatever exists under the name is taken, a folder or a FIFO too: the reader then says
+  // what is wrong with it, which beats "not found" for a path that is there.
   for (const std::string& name : {stem + ".gz", stem, dotted + ".gz", dotted}) {
     const std::string path = dir + "/" + name;
-    if (is_regular_file(path)) return path;
+    if (exists(path)) return path;
   }
   return "";
 }
 
 static std::string missing_message(const std::string& dir, const std::string& stem) {
-  const std::string where = is_directory(dir)
-                                ? fmt::format("no {0}.gz or {0} in {1}", stem, dir)
-                                : fmt::format("folder {} does not exist", dir);
+  const std::string where = is_directory(dir) ? fmt::format("no {0}.gz or {0} in {1}", stem, dir)
+                            : exists(dir)       ? fmt::format("{} is not a folder", dir)
+                                                : fmt::format("folder {} does not exist", dir);
   // Say where the folder name came from: a stale HG_DATA is a classic surprise.
   const char* env = std::getenv("HG_DATA");
   const std::string origin = dir == kDebianFashionMnistDir ? "the default folder of Debian's package"
@@ -65,32 +67,38 @@ ImageDataset load_fashion_mnist(const std::string& dir, bool train, int64_t limi
   const std::string labels_path = find_idx_file(dir, labels_stem);
   if (labels_path.empty()) throw std::runtime_error(missing_message(dir, labels_stem));
 
-  const IdxArray images = read_idx(images_path);
-  const IdxArray labels = read_idx(labels_path);
+  // Both headers first: shapes, counts and emptiness are decided before any pixel is read.
+  IdxReader images_file(images_path), labels_file(labels_path);
+  const IdxHeader& ih = images_file.header();
+  const IdxHeader& lh = labels_file.header();
 
-  // The IDX reader checked the file against its own header; now check the header against
-  // what FashionMNIST is: (N, 28, 28) u8 images and (N) u8 labels in 0..9.
-  if (images.type != IdxType::U8 || images.dims.size() != 3 || images.dims[1] != 28 ||
-      images.dims[2] != 28) {
+  // The IDX reader checked each file against its own header; now check the headers against
+  // what FashionMNIST is: (N, 28, 28) u8 images and (N) u8 labels in 0..9, N ≥ 1.
+  if (ih.type != IdxType::U8 || ih.dims.size() != 3 || ih.dims[1] != 28 || ih.dims[2] != 28) {
     std::string shape;
-    for (size_t d = 0; d < images.dims.size(); ++d)
-      shape += (d ? ", " : "") + std::to_string(images.dims[d]);
+    for (size_t d = 0; d < ih.dims.size(); ++d) shape += (d ? ", " : "") + std::to_string(ih.dims[d]);
     throw std::runtime_error(fmt::format(
         "{}: wrong dimensions at byte offset 2: expected (N, 28, 28) of u8, the header says ({}) of {}",
-        images_path, shape, idx_type_name(images.type)));
+        images_file.name(), shape, idx_type_name(ih.type)));
   }
-  if (labels.type != IdxType::U8 || labels.dims.size() != 1)
+  if (lh.type != IdxType::U8 || lh.dims.size() != 1)
     throw std::runtime_error(fmt::format(
         "{}: wrong dimensions at byte offset 2: expected (N) of u8, the header has {} dimension(s) of {}",
-        labels_path, labels.dims.size(), idx_type_name(labels.type)));
-  if (images.dims[0] != labels.dims[0])
+        labels_file.name(), lh.dims.size(), idx_type_name(lh.type)));
+  if (ih.dims[0] == 0)
+    throw std::runtime_error(fmt::format("{}: holds 0 images (the header's first dimension at byte "
+                                         "offset 4 is 0); a dataset needs at least one",
+                                         images_file.name()));
+  if (ih.dims[0] != lh.dims[0])
     throw std::runtime_error(fmt::format("{} holds {} images but {} holds {} labels",
-                                         images_path, images.dims[0], labels_path,
-                                         labels.dims[0]));
+                                         images_path, ih.dims[0], labels_path, lh.dims[0]));
+
+  const IdxArray images = images_file.read();
+  const IdxArray labels = labels_file.read();
   for (size_t i = 0; i < labels.data.size(); ++i)
     if (labels.data[i] >= 10)
       throw std::runtime_error(fmt::format("{}: label {} at byte offset {} is not a class 0..9",
-                                           labels_path, labels.data[i],
+                                           labels_file.name(), labels.data[i],
                                            labels.data_offset + i));
 
   ImageDataset ds;

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -17,7 +19,7 @@ namespace hg::data {
 // Sorted names of the entries of `dir` that are directories (want_dirs) or regular files.
 static std::vector<std::string> list_dir(const std::string& dir, bool want_dirs) {
   DIR* d = ::opendir(dir.c_str());
-  if (!d) throw std::runtime_error(fmt::format("cannot open image folder {}", dir));
+  if (!d) throw std::runtime_error(fmt::format("cannot open image folder {}: {}", dir, std::strerror(errno)));
   std::vector<std::string> names;
   while (dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
@@ -41,11 +43,25 @@ static bool is_image_name(const std::string& name) {
   return false;
 }
 
+// The size an image file claims, checked before it is decoded: stb_image would allocate
+// width × height × channels for whatever a (tiny, hostile) header says.
+static void check_image_header(const std::string& path) {
+  int w = 0, h = 0, c = 0;
+  if (!stbi_info(path.c_str(), &w, &h, &c))
+    throw std::runtime_error(fmt::format("{}: cannot decode image: {}", path, stbi_failure_reason()));
+  if (w <= 0 || h <= 0 || w > kImageFolderMaxSide || h > kImageFolderMaxSide)
+    throw std::runtime_error(fmt::format("{}: the header says {}x{} pixels; images are limited to "
+                                         "{}x{}", path, w, h, kImageFolderMaxSide, kImageFolderMaxSide));
+}
+
 ImageDataset load_image_folder(const std::string& dir, const ImageFolderOptions& opt) {
   if (opt.channels < 0 || opt.channels > 4)
     throw std::invalid_argument(fmt::format("image folder: channels must be 0..4, got {}", opt.channels));
   if ((opt.height > 0) != (opt.width > 0))
     throw std::invalid_argument("image folder: set both height and width to resize, or neither");
+  if (opt.height > kImageFolderMaxSide || opt.width > kImageFolderMaxSide)
+    throw std::invalid_argument(fmt::format("image folder: resizing to {}x{} exceeds the limit of {}x{}",
+                                            opt.width, opt.height, kImageFolderMaxSide, kImageFolderMaxSide));
 
   ImageDataset ds;
   ds.class_names = list_dir(dir, /*want_dirs=*/true);
@@ -65,6 +81,10 @@ ImageDataset load_image_folder(const std::string& dir, const ImageFolderOptions&
       if (!is_image_name(name)) continue;
       if (opt.limit_per_class > 0 && taken == opt.limit_per_class) break;
       const std::string path = class_dir + "/" + name;
+      check_image_header(path);
+      if (int64_t(ds.labels.size()) == kImageFolderMaxImages)
+        throw std::runtime_error(fmt::format("image folder {}: more than {} images, the limit", dir,
+                                             kImageFolderMaxImages));
       int w = 0, h = 0, c_in_file = 0;
       // stb converts to `opt.channels` when it is non-zero; `c_in_file` is what the file has.
       std::unique_ptr<unsigned char, void (*)(void*)> pixels(

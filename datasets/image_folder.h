@@ -11,12 +11,17 @@
 // count (an error names the first file that differs). Set `height`/`width` to resize every
 // image to that size instead (stb_image_resize, a Mitchell/Catmull-Rom filter), and
 // `channels` to convert every image to grey (1) or RGB (3) as stb_image loads it.
+// Limits: each image's header is read (stbi_info) before it is decoded, and an image larger
+// than 4096×4096 is refused, as is a folder of more than 2^24 images (idx.h has the same).
 #include <cstdint>
 #include <string>
 
 #include "datasets/image_dataset.h"
 
 namespace hg::data {
+
+inline constexpr int kImageFolderMaxSide = 4096;
+inline constexpr int64_t kImageFolderMaxImages = int64_t(1) << 24;
 
 struct ImageFolderOptions {
   int channels = 0;             // 0: as the first image; 1..4: converted on load

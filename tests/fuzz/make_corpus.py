@@ -68,6 +68,13 @@ put("idx", "bad_gzip_garbage.gz", b"\x1f\x8b" + bytes((i * 37) % 251 for i in ra
 put("idx", "bad_short_data_inside.gz", gz(good[:-5]))
 # 1 MiB of zeros declared as 1 KiB: a valid gzip stream whose IDX has trailing data.
 put("idx", "bad_gzip_bomb_like.gz", gz(idx(0x08, [1024], b"\x00" * (1 << 20))))
+# The header limits of datasets/idx.h: 2^24 items, 2^24 elements an item, 1 GiB in all.
+put("idx", "bad_limit_items", idx(0x08, [(1 << 24) + 1], b""))
+put("idx", "bad_limit_item_elements", idx(0x08, [1, 4097, 4096], b""))
+put("idx", "bad_limit_bytes", idx(0x0E, [1 << 24, 9], b""))
+put("idx", "bad_empty_but_huge_dims", idx(0x08, [0xFFFFFFFF] * 3 + [0], b""))
+# 1 GiB claimed by a gzip of a few hundred bytes: more than deflate can expand to (1032:1).
+put("idx", "bad_gzip_impossible_claim.gz", gz(idx(0x08, [1 << 14, 256, 256], pixels)))
 
 
 # ---- checkpoints (framework/io/checkpoint.h) ----------------------------------------------

@@ -209,6 +209,28 @@ TEST_CASE("fashion-mnist: wrong dimensions, count mismatches, bad labels, trunca
   }
 }
 
+TEST_CASE("fashion-mnist: an empty split and a folder in place of a file are refused, naming the file") {
+  TempDir dir;
+  const std::string images = dir.path + "/train-images-idx3-ubyte.gz";
+  const std::string labels = dir.path + "/train-labels-idx1-ubyte.gz";
+
+  SUBCASE("N = 0: a dataset with no images is refused, naming the file") {
+    write_gz(images, idx_file(8, {0, 28, 28}, {}));
+    write_gz(labels, idx_file(8, {0}, {}));
+    const std::string msg = load_error(dir.path);
+    INFO(msg);
+    CHECK(msg.find(images) != std::string::npos);
+    CHECK(msg.find("holds 0 images") != std::string::npos);
+  }
+  SUBCASE("a folder where the images file should be") {
+    REQUIRE(std::system(("mkdir '" + images + "'").c_str()) == 0);
+    write_gz(labels, idx_file(8, {4}, FakeSplit(4).labels));
+    const std::string msg = load_error(dir.path);
+    INFO(msg);
+    CHECK(msg == images + " is a folder, not a file");
+  }
+}
+
 TEST_CASE("paths: --data beats HG_DATA beats the Debian folder") {
   const char* saved = std::getenv("HG_DATA");
   const std::string keep = saved ? saved : "";
@@ -383,6 +405,24 @@ TEST_CASE("image folder: unequal sizes are an error unless a size is set; bad fi
   CHECK(folder_error("/nonexistent/images").find("/nonexistent/images") != std::string::npos);
   TempDir empty;
   CHECK(folder_error(empty.path).find("no class subfolders") != std::string::npos);
+}
+
+TEST_CASE("image folder: an image whose header claims more than 4096x4096 is refused before decoding") {
+  // A PNG of 4x4 pixels whose IHDR says 20000 x 20000: stb_image would allocate 400 MB for
+  // it (its own limit is 2^30 bytes). stbi_info reads the header, and the claim is refused first.
+  TempDir dir;
+  std::system(("mkdir -p '" + dir.path + "/a'").c_str());
+  const std::string path = dir.path + "/a/huge.png";
+  write_png(path, 4, 4, 1, 0);
+  Bytes png = hg::data::read_file(path);
+  REQUIRE(png.size() > 24);
+  for (int field : {16, 20})  // IHDR width, height: big-endian u32 at bytes 16 and 20
+    for (int k = 0; k < 4; ++k) png[size_t(field + k)] = uint8_t(20000u >> (24 - 8 * k));
+  write_bytes(path, png);
+  const std::string msg = folder_error(dir.path);
+  INFO(msg);
+  CHECK(msg.find(path) != std::string::npos);
+  CHECK(msg.find("the header says 20000x20000 pixels; images are limited to 4096x4096") != std::string::npos);
 }
 
 // ---- synthetic -----------------------------------------------------------------------------

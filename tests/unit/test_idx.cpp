@@ -3,7 +3,9 @@
 // truncated or corrupted gzip. Bad files must throw with the file name and a byte offset,
 // never crash and never return fewer elements than the header promises.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -13,15 +15,17 @@
 #include <vector>
 
 #include "datasets/idx.h"
+#include "tests/unit/child_limits.h"
 
 using hg::data::Bytes;
 
 namespace {
 struct TempDir {
   std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/hg_test_idx_XXXXXX";
-    path = mkdtemp(tmpl);
+  // Under /tmp, or under the working folder (the build tree, when ctest runs it).
+  explicit TempDir(const char* where = "/tmp") {
+    std::string tmpl = std::string(where) + "/hg_test_idx_XXXXXX";
+    path = mkdtemp(tmpl.data());
   }
   ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
 };
@@ -33,10 +37,10 @@ void write_bytes(const std::string& path, const Bytes& b) {
   std::fclose(f);
 }
 
-Bytes gzip_bytes(const Bytes& raw) {
+Bytes gzip_bytes(const Bytes& raw, int level = 6) {
   // deflateInit2 with windowBits 16+15 writes a gzip header and trailer.
   z_stream zs{};
-  REQUIRE(deflateInit2(&zs, 6, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  REQUIRE(deflateInit2(&zs, level, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY) == Z_OK);
   Bytes out(deflateBound(&zs, raw.size()) + 32);
   zs.next_in = const_cast<Bytef*>(raw.data());
   zs.avail_in = uInt(raw.size());
@@ -183,21 +187,33 @@ TEST_CASE("idx: a cut header, short data and trailing bytes are errors, never a 
   CHECK(msg.find("byte offset 76") != std::string::npos);
 }
 
-TEST_CASE("idx: absurd dimensions are refused without allocating or overflowing") {
+TEST_CASE("idx: absurd dimensions are refused by the header limits, without allocating or overflowing") {
   // 0xFFFFFFFF^4 overflows 64 bits; a naive product could wrap to a small number.
   TempDir dir;
   const Bytes huge = idx_file(0x0E, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}, counting(16));
-  const std::string msg = error_of(dir, "huge.idx", huge);
+  std::string msg = error_of(dir, "huge.idx", huge);
   INFO(msg);
-  CHECK(msg.find("short data") != std::string::npos);
+  CHECK(msg.find("huge.idx") != std::string::npos);
+  CHECK(msg.find("more than the limit of 16777216 (2^24)") != std::string::npos);
   // 2^32 × 2^32 = 2^64 ≡ 0 (mod 2^64) would pass a wrapping check with empty data:
   const Bytes wraps = idx_file(0x08, {0x10000u, 0x10000u, 0x10000u, 0x10000u}, {});
-  CHECK(error_of(dir, "wrap.idx", wraps).find("short data") != std::string::npos);
-  // A zero dimension is a legal empty array.
+  CHECK(error_of(dir, "wrap.idx", wraps).find("limit") != std::string::npos);
+  // Each limit alone: 2^24 + 1 items; an item of 4097 × 4096 elements; more than 1 GiB in all.
+  msg = error_of(dir, "items.idx", idx_file(0x08, {(1u << 24) + 1}, {}));
+  CHECK(msg.find("16777217 items, more than the limit") != std::string::npos);
+  msg = error_of(dir, "item.idx", idx_file(0x08, {1, 4097, 4096}, {}));
+  CHECK(msg.find("items of more than 16777216 elements") != std::string::npos);
+  msg = error_of(dir, "total.idx", idx_file(0x0E, {1u << 24, 9}, {}));  // 2^24 · 9 f64
+  INFO(msg);
+  CHECK(msg.find("1207959552 bytes of elements, more than the limit") != std::string::npos);
+  CHECK(msg.find("byte offset 4") != std::string::npos);  // where the dimensions start
+  // The largest header within every limit still has to match the file's size.
+  CHECK(error_of(dir, "max.idx", idx_file(0x08, {1u << 14, 256, 256}, {})).find("short data") != std::string::npos);
+  // A zero dimension is a legal empty array; a huge dimension beside it is not.
   const Bytes empty = idx_file(0x08, {0, 28, 28}, {});
   CHECK(hg::data::parse_idx(empty.data(), empty.size(), "empty").numel() == 0);
   const Bytes empty_huge = idx_file(0x08, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0}, {});
-  CHECK(hg::data::parse_idx(empty_huge.data(), empty_huge.size(), "empty").numel() == 0);
+  CHECK(error_of(dir, "empty_huge.idx", empty_huge).find("limit") != std::string::npos);
 }
 
 TEST_CASE("idx: truncated and corrupted gzip are errors naming the file") {
@@ -259,5 +275,89 @@ TEST_CASE("idx: a missing file names the path") {
     FAIL("no exception");
   } catch (const std::runtime_error& e) {
     CHECK(std::string(e.what()).find("/nonexistent/dir/train-images-idx3-ubyte.gz") != std::string::npos);
+  }
+}
+
+TEST_CASE("idx: a folder, a FIFO or a device in place of the file is named for what it is, at once") {
+  // A FIFO without a writer would block a plain open() forever: the child's alarm (10 s)
+  // turns such a hang into a failed test instead of a stuck test run.
+  TempDir dir;
+  const std::string folder = dir.path + "/train-images-idx3-ubyte", fifo = dir.path + "/fifo-idx1-ubyte";
+  REQUIRE(::mkdir(folder.c_str(), 0755) == 0);
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  const struct { std::string path, kind; } cases[] = {
+      {folder, "is a folder, not a file"},
+      {fifo, "is a named pipe (FIFO), not a file"},
+      {"/dev/zero", "is a device, not a file"}};  // would never end
+  for (const auto& c : cases) {
+    const ChildResult r = run_limited([&] { hg::data::read_idx(c.path); }, size_t(100) << 20, 10);
+    INFO(c.path << ": " << outcome_name(r.outcome) << ": " << r.message << " (" << r.cpu_seconds << " s CPU)");
+    CHECK(r.outcome == ChildResult::Refused);
+    CHECK(r.message == c.path + " " + c.kind);
+  }
+}
+
+TEST_CASE("idx: a gzip whose header claims more than the file can inflate to is refused before inflating") {
+  // 1 GiB claimed (the limit, exactly) by a gzip of a few dozen bytes: deflate expands at
+  // most 1032:1, so this cannot be true; it is refused without inflating or allocating.
+  TempDir dir;
+  const Bytes claim = idx_file(0x08, {1u << 14, 256, 256}, counting(1000));
+  const Bytes gz = gzip_bytes(claim);
+  const std::string msg = error_of(dir, "claims.gz", gz);
+  INFO(msg);
+  CHECK(msg.find("claims.gz (after gunzip): impossible size") != std::string::npos);
+  CHECK(msg.find(std::to_string(gz.size()) + " bytes of gzip inflate to at most " +
+                 std::to_string(1032 * gz.size())) != std::string::npos);
+
+  // A gzip stream that holds more than its IDX header declares: refused after one byte more.
+  const Bytes more = gzip_bytes(idx_file(0x08, {2, 2}, counting(40)));
+  const std::string more_msg = error_of(dir, "more.gz", more);
+  INFO(more_msg);
+  CHECK(more_msg.find("more.gz (after gunzip): unexpected trailing bytes after the last element") != std::string::npos);
+  CHECK(more_msg.find("byte offset 16") != std::string::npos);  // 12 header + 4 elements
+}
+
+TEST_CASE("idx: a 6 GiB file and gzip bombs are refused from the header, in under a second and 100 MB") {
+  // Sparse files (ftruncate) cost no disk; the files live in the working folder (the build
+  // tree under ctest). Each read runs in a child with its address space limited to what it
+  // has plus 100 MB: reading or inflating the whole file would fail there with bad_alloc.
+  TempDir dir(".");
+  const uint64_t six_gib = uint64_t(6) << 30;
+  auto sparse = [&](const std::string& name, const Bytes& head) {
+    const std::string path = dir.path + "/" + name;
+    write_bytes(path, head);
+    REQUIRE(::truncate(path.c_str(), off_t(six_gib)) == 0);
+    return path;
+  };
+  // A gzip bomb: a first member holding only the IDX header, then 800 members of 8 MiB of
+  // zeros each (8 KB compressed): 6.3 GiB of zeros from a file of about 7 MB.
+  auto bomb = [&](const std::string& name, const Bytes& head) {
+    const std::string path = dir.path + "/" + name;
+    Bytes file = gzip_bytes(head);
+    const Bytes zeros = gzip_bytes(Bytes(size_t(8) << 20, 0), 9);
+    for (int i = 0; i < 800; ++i) file.insert(file.end(), zeros.begin(), zeros.end());
+    write_bytes(path, file);
+    return path;
+  };
+  const struct { std::string path, expect; } cases[] = {
+      // A FashionMNIST header followed by 6 GiB: the size decides, no data is read.
+      {sparse("header_then_6gib", idx_file(0x08, {60000, 28, 28}, {})), "unexpected trailing bytes"},
+      // A header that claims the 6 GiB: beyond the 1 GiB limit.
+      {sparse("claims_6gib", idx_file(0x08, {1572864, 64, 64}, {})), "more than the limit"},
+      // No header at all: 6 GiB of zeros.
+      {sparse("zeros_6gib", {}), "unknown IDX element type 0x00"},
+      // A bomb whose header claims FashionMNIST's test images (7.8 MB): inflated up to that,
+      // one byte more, refused.
+      {bomb("bomb_small_claim.gz", idx_file(0x08, {10000, 28, 28}, {})), "unexpected trailing bytes"},
+      // A bomb whose header claims 2^24 images: beyond the limits, nothing is inflated.
+      {bomb("bomb_big_claim.gz", idx_file(0x08, {1u << 24, 28, 28}, {})), "more than the limit"},
+  };
+  for (const auto& c : cases) {
+    const ChildResult r = run_limited([&] { hg::data::read_idx(c.path); }, size_t(100) << 20, 20);
+    INFO(c.path << ": " << outcome_name(r.outcome) << ": " << r.message << " (" << r.cpu_seconds << " s CPU)");
+    CHECK(r.outcome == ChildResult::Refused);
+    CHECK(r.message.find(c.path) != std::string::npos);
+    CHECK(r.message.find(c.expect) != std::string::npos);
+    CHECK(r.cpu_seconds < 0.5);
   }
 }
