@@ -25,6 +25,9 @@ DataLoader::DataLoader(const data::ImageDataset& dataset, DataLoaderOptions opti
   if (opt_.batch_size <= 0)
     throw std::invalid_argument(fmt::format("DataLoader: batch_size must be > 0, got {}", opt_.batch_size));
   data::check_consistent(ds_, "DataLoader dataset");
+  // An empty set would make every epoch end before it starts: a run that "trains" on
+  // nothing and reports an accuracy of 0/0.
+  if (ds_.n == 0) throw std::invalid_argument("DataLoader: the dataset has no images");
   make_order();
 }
 
@@ -81,14 +84,33 @@ void DataLoader::set_state(const LoaderState& s) {
 }
 
 nlohmann::json DataLoader::state_json() const {
-  return {{"seed", opt_.seed}, {"epoch", epoch_}, {"position", position_}};
+  // "n": the dataset's size, so a state is never applied to another dataset (the same seed
+  // shuffles 1000 images and 60000 images differently: the resumed run would not be the run).
+  return {{"seed", opt_.seed}, {"epoch", epoch_}, {"position", position_}, {"n", ds_.n}};
 }
 
-void DataLoader::set_state_json(const nlohmann::json& j) {
+void DataLoader::check_state_json(const nlohmann::json& j, const std::string& source) const {
+  const std::string where = source.empty() ? "DataLoader state" : source + ": loader state";
+  if (!j.is_object()) throw std::invalid_argument(fmt::format("{} is not a JSON object: {}", where, j.dump()));
   for (const char* key : {"seed", "epoch", "position"})
     if (!j.contains(key) || !j[key].is_number_integer())
-      throw std::invalid_argument(fmt::format("DataLoader state: field '{}' missing or not an integer in {}",
-                                              key, j.dump()));
+      throw std::invalid_argument(fmt::format("{}: field '{}' missing or not an integer in {}", where, key,
+                                              j.dump()));
+  if (!j["seed"].is_number_unsigned() && j["seed"].get<int64_t>() < 0)
+    throw std::invalid_argument(fmt::format("{}: seed {} is negative", where, j["seed"].dump()));
+  const int64_t epoch = j["epoch"].get<int64_t>(), position = j["position"].get<int64_t>();
+  if (epoch < 0 || position < 0)
+    throw std::invalid_argument(fmt::format("{}: epoch {} and position {} must be >= 0", where, epoch, position));
+  if (j.contains("n") && !(j["n"].is_number_integer() && j["n"].get<int64_t>() == ds_.n))
+    throw std::invalid_argument(fmt::format("{}: saved for a dataset of {} images, this one has {} "
+                                            "(another --limit-train or dataset?)", where, j["n"].dump(), ds_.n));
+  if (position > ds_.n)
+    throw std::invalid_argument(fmt::format("{}: position {} is past the end of the dataset ({} images)",
+                                            where, position, ds_.n));
+}
+
+void DataLoader::set_state_json(const nlohmann::json& j, const std::string& source) {
+  check_state_json(j, source);
   set_state({j["seed"].get<uint64_t>(), j["epoch"].get<int64_t>(), j["position"].get<int64_t>()});
 }
 

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "datasets/image_dataset.h"
@@ -70,8 +71,14 @@ class DataLoader {
   // Everything needed to continue exactly where this loader is.
   LoaderState state() const { return {opt_.seed, epoch_, position_}; }
   void set_state(const LoaderState& s);
-  nlohmann::json state_json() const;             // {"seed": .., "epoch": .., "position": ..}
-  void set_state_json(const nlohmann::json& j);  // throws on missing or bad fields
+  nlohmann::json state_json() const;  // {"seed": .., "epoch": .., "position": .., "n": images}
+  // Throws std::invalid_argument on a missing or bad field, a negative epoch or position, a
+  // position past the end, or a state saved for a dataset of another size ("n"; a state
+  // without it, from an older checkpoint, is taken as it is). `source` (the checkpoint's
+  // file) starts the message when given.
+  void set_state_json(const nlohmann::json& j, const std::string& source = "");
+  // The checks of set_state_json alone; changes nothing.
+  void check_state_json(const nlohmann::json& j, const std::string& source = "") const;
 
   // Range-for over the rest of the current epoch.
   class Iterator {

@@ -134,6 +134,40 @@ TEST_CASE("loader: a restored state continues bit-for-bit, also through a checkp
   CHECK_THROWS_AS(l.set_state({1, 0, 38}), std::invalid_argument);
 }
 
+TEST_CASE("loader: an empty dataset is refused; a state for another dataset or past its end is refused") {
+  const hg::data::ImageDataset empty = small_set(0);
+  CHECK_THROWS_WITH_AS(hg::DataLoader(empty, {8, true, false, 0}), "DataLoader: the dataset has no images",
+                       std::invalid_argument);
+
+  const hg::data::ImageDataset ds = small_set(37), other = small_set(40);
+  hg::DataLoader saved(ds, {8, true, false, 11});
+  take(saved, 2);
+  const nlohmann::json state = saved.state_json();
+  CHECK(state["n"] == 37);
+  hg::DataLoader l(other, {8, true, false, 11});
+  const hg::LoaderState before = l.state();
+  // A state of the 37-image set on the 40-image set: the same seed shuffles them differently.
+  CHECK_THROWS_WITH_AS(l.set_state_json(state, "run.ckpt"),
+                       "run.ckpt: loader state: saved for a dataset of 37 images, this one has 40 "
+                       "(another --limit-train or dataset?)", std::invalid_argument);
+  nlohmann::json past = {{"seed", 11}, {"epoch", 0}, {"position", 41}};
+  CHECK_THROWS_WITH_AS(l.set_state_json(past, "run.ckpt"),
+                       "run.ckpt: loader state: position 41 is past the end of the dataset (40 images)",
+                       std::invalid_argument);
+  nlohmann::json negative = {{"seed", 11}, {"epoch", -1}, {"position", 0}};
+  CHECK_THROWS_WITH_AS(l.set_state_json(negative), doctest::Contains("epoch -1 and position 0 must be >= 0"),
+                       std::invalid_argument);
+  nlohmann::json seed = {{"seed", -3}, {"epoch", 0}, {"position", 0}};
+  CHECK_THROWS_AS(l.set_state_json(seed), std::invalid_argument);
+  CHECK_THROWS_AS(l.set_state_json(nlohmann::json::array()), std::invalid_argument);
+  CHECK(l.state().epoch == before.epoch);  // a refused state changes nothing
+  CHECK(l.state().position == before.position);
+  // A state without "n" (written before the field existed) is taken as it is.
+  nlohmann::json old = {{"seed", 11}, {"epoch", 1}, {"position", 16}};
+  l.set_state_json(old);
+  CHECK(l.position() == 16);
+}
+
 TEST_CASE("checkpoint: tensors go in and come back with dtype, shape and bits") {
   hg::Generator gen(5);
   const hg::Tensor w = hg::Tensor::randn({3, 4}, gen);
