@@ -4,11 +4,10 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
+#include "datasets/bytes.h"
 #include "framework/io/atomic_file.h"
 
 namespace hg::io {
@@ -31,6 +30,25 @@ int64_t CheckpointEntry::numel() const {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+NonFinite find_non_finite(const CheckpointEntry& e) {
+  // (exponent mask, sign bit) of each floating-point dtype; the mantissa tells NaN from inf.
+  uint64_t exp_mask = 0, sign = 0;
+  if (e.dtype == "f64") exp_mask = 0x7FF0000000000000ull, sign = 1ull << 63;
+  else if (e.dtype == "f32") exp_mask = 0x7F800000u, sign = 1u << 31;
+  else if (e.dtype == "f16") exp_mask = 0x7C00u, sign = 1u << 15;
+  else if (e.dtype == "bf16") exp_mask = 0x7F80u, sign = 1u << 15;
+  else return {};  // integers are always finite
+  const size_t esize = checkpoint_dtype_size(e.dtype);
+  const uint64_t mantissa_mask = (sign - 1) & ~exp_mask;
+  for (size_t i = 0; i < e.bytes.size() / esize; ++i) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, e.bytes.data() + i * esize, esize);  // little-endian host (checkpoint.h)
+    if ((bits & exp_mask) != exp_mask) continue;
+    return {int64_t(i), (bits & mantissa_mask) ? "NaN" : (bits & sign) ? "-inf" : "inf"};
+  }
+  return {};
 }
 
 // numel · elem_size, or -1 when a dim is negative or the product overflows.
@@ -237,15 +255,9 @@ Checkpoint decode_checkpoint(const uint8_t* data, size_t size, const std::string
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) throw std::runtime_error(fmt::format("cannot open checkpoint {}: {}", path, std::strerror(errno)));
-  std::vector<uint8_t> bytes;
-  uint8_t chunk[1 << 16];
-  size_t got;
-  while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) bytes.insert(bytes.end(), chunk, chunk + got);
-  const bool failed = std::ferror(f);
-  std::fclose(f);
-  if (failed) throw std::runtime_error(fmt::format("cannot read checkpoint {}", path));
+  // datasets/bytes.h opens only a regular file: a folder or a FIFO given as --resume is
+  // refused with what it is (a FIFO would otherwise block the program forever).
+  const data::Bytes bytes = data::read_file(path, "checkpoint");
   return decode_checkpoint(bytes.data(), bytes.size(), path);
 }
 

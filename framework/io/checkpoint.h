@@ -47,6 +47,14 @@ struct CheckpointEntry {
   int64_t numel() const;
 };
 
+// The first element of a floating-point entry that is NaN or ±inf, read from the bits of its
+// dtype (f64 f32 f16 bf16: every exponent bit set); integer entries have none.
+struct NonFinite {
+  int64_t index = -1;  // -1: every element is finite
+  const char* what = "";  // "NaN", "inf" or "-inf"
+};
+NonFinite find_non_finite(const CheckpointEntry& entry);
+
 class Checkpoint {
  public:
   nlohmann::json meta = nlohmann::json::object();  // free-form; kept as written

@@ -11,6 +11,18 @@
 // BatchNorm running statistics, the optimizer's buffers and step count, every random
 // generator's state (initialisation is done, but dropout and shuffling still draw), and
 // where in the epoch the data loader was.
+//
+// What is refused, and when (a refused load changes nothing; a refused save writes nothing,
+// so the previous checkpoint stays):
+//   save  a NaN or ±inf in any model tensor or optimizer state, or in a number of the
+//         metadata (JSON would write it as null): a run that diverged has nothing to keep
+//   load  a model tensor missing, extra, or of another dtype or shape than the model's; an
+//         optimizer state for another optimizer, parameter or dtype; a NaN or ±inf in any
+//         floating-point entry; a negative step, epoch or batch_in_epoch; a loader state
+//         that is negative or, when a DataLoader is given, past the end of its dataset or
+//         saved for a dataset of another size
+// Every message starts with the file's name and names the entry, what was expected and
+// what was found.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -21,6 +33,10 @@
 #include "framework/nn/module.h"
 #include "framework/optim/optimizer.h"
 
+namespace hg {
+class DataLoader;
+}
+
 namespace hg::train {
 
 // Where training stands, apart from the tensors.
@@ -29,26 +45,31 @@ struct TrainingState {
   int64_t epoch = 0;           // the epoch being run (0-based)
   int64_t batch_in_epoch = 0;  // batches of that epoch already done
   std::map<std::string, uint64_t> generators;  // name -> Generator::state()
-  nlohmann::json loader = nlohmann::json::object();  // DataLoader::state_json(): seed, epoch, position
+  nlohmann::json loader = nlohmann::json::object();  // DataLoader::state_json(): seed, epoch, position, n
   nlohmann::json extra = nlohmann::json::object();  // anything else the program keeps
 
   nlohmann::json to_json() const;
-  static TrainingState from_json(const nlohmann::json& j);
+  // Checks types and ranges (counters ≥ 0, generator states 64-bit integers); throws
+  // std::runtime_error starting with `where` (the file) when one is wrong.
+  static TrainingState from_json(const nlohmann::json& j, const std::string& where = "checkpoint");
 };
 
 // Builds the container. `opt` may be null (a model-only checkpoint, e.g. for evaluation).
+// Throws std::runtime_error naming the tensor (or metadata key) that is not finite.
 io::Checkpoint make_checkpoint(const nn::Module& model, const optim::Optimizer* opt,
                                const TrainingState& state);
-// Puts the model's tensors (values copied in place), the optimizer's state and returns the
-// training state. Throws with the reason (and the file) when a name, shape or dtype does
-// not fit the model or optimizer given.
-TrainingState restore_checkpoint(const io::Checkpoint& ckpt, nn::Module& model, optim::Optimizer* opt);
+// Checks everything against the model, the optimizer and (when given) the loader, then puts
+// the model's tensors (values copied in place), the optimizer's state and the loader's
+// position, and returns the training state. Throws std::runtime_error (see above) before
+// anything is touched when the checkpoint does not fit.
+TrainingState restore_checkpoint(const io::Checkpoint& ckpt, nn::Module& model, optim::Optimizer* opt,
+                                 DataLoader* loader = nullptr);
 
-// The two together with the file: save is atomic (a failed save leaves the previous
-// checkpoint intact), load checks version and CRC before anything is touched.
+// The two together with the file: save is atomic (a failed or refused save leaves the
+// previous checkpoint intact), load checks version and CRC before anything is touched.
 void save_training_checkpoint(const std::string& path, const nn::Module& model,
                               const optim::Optimizer* opt, const TrainingState& state);
 TrainingState load_training_checkpoint(const std::string& path, nn::Module& model,
-                                       optim::Optimizer* opt);
+                                       optim::Optimizer* opt, DataLoader* loader = nullptr);
 
 }  // namespace hg::train

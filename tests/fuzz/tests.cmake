@@ -10,7 +10,7 @@
 # clang build of the fuzzers needs nothing else of the framework to build.
 set(HG_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(HG_FUZZ_SOURCES_idx ${PROJECT_SOURCE_DIR}/datasets/bytes.cpp ${PROJECT_SOURCE_DIR}/datasets/idx.cpp)
-set(HG_FUZZ_SOURCES_checkpoint ${PROJECT_SOURCE_DIR}/framework/io/checkpoint.cpp
+set(HG_FUZZ_SOURCES_checkpoint ${PROJECT_SOURCE_DIR}/datasets/bytes.cpp ${PROJECT_SOURCE_DIR}/framework/io/checkpoint.cpp
                                ${PROJECT_SOURCE_DIR}/framework/io/atomic_file.cpp)
 
 foreach(t idx checkpoint)
