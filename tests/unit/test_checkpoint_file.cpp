@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -266,4 +267,49 @@ TEST_CASE("checkpoint: a failed save leaves the previous checkpoint intact") {
   // And a save that works replaces it completely.
   hg::io::save_checkpoint(path, bigger);
   CHECK(hg::io::load_checkpoint(path).has("model.big"));
+}
+
+TEST_CASE("checkpoint: a save removes the temporaries of killed savers, and only those") {
+  // What kill -9 during a save leaves: <path>.tmp.<pid> of a process that is gone. A pid
+  // that is surely gone: a child that has exited and been waited for.
+  auto dead_pid = [] {
+    const pid_t pid = ::fork();
+    if (pid == 0) ::_exit(0);
+    ::waitpid(pid, nullptr, 0);
+    return long(pid);
+  };
+  // A concurrent saver of the same path: a live process (a child that waits to be killed).
+  const pid_t live = ::fork();
+  if (live == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  TempDir dir;
+  const std::string path = dir.path + "/model.hgc";
+  const std::vector<uint8_t> junk(1000, 0xAB);
+  const std::string dead1 = path + ".tmp." + std::to_string(dead_pid());
+  const std::string dead2 = path + ".tmp." + std::to_string(dead_pid());
+  const std::string alive = path + ".tmp." + std::to_string(live);
+  const std::string dead_folder = path + ".tmp." + std::to_string(dead_pid());   // not a file: kept
+  const std::string other_target = dir.path + "/other.hgc.tmp." + std::to_string(dead_pid());
+  const std::string not_a_pid = path + ".tmp.12x", leading_zero = path + ".tmp.0" + std::to_string(dead_pid());
+  for (const std::string& f : {dead1, dead2, alive, other_target, not_a_pid, leading_zero}) write_bytes(f, junk);
+  REQUIRE(::mkdir(dead_folder.c_str(), 0755) == 0);
+
+  hg::io::save_checkpoint(path, sample());
+  CHECK(!exists(dead1));
+  CHECK(!exists(dead2));
+  CHECK(exists(alive));         // a saver still at work keeps its temporary
+  CHECK(exists(dead_folder));
+  CHECK(exists(other_target));  // another target's: its own next save cleans it
+  CHECK(exists(not_a_pid));
+  CHECK(exists(leading_zero));  // not a name this code writes
+  CHECK(hg::io::load_checkpoint(path).meta["step"] == 1234);
+  CHECK(hg::io::remove_stale_temporaries(path) == 0);  // nothing left to remove
+
+  ::kill(live, SIGKILL);
+  ::waitpid(live, nullptr, 0);
+  CHECK(hg::io::remove_stale_temporaries(path) == 1);  // now it is stale too
+  CHECK(!exists(alive));
+  ::rmdir(dead_folder.c_str());
 }
