@@ -1,6 +1,9 @@
 #include "framework/io/run_log.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,6 +14,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "datasets/bytes.h"
 #include "framework/io/atomic_file.h"
 #include "framework/version.h"
 
@@ -32,6 +36,31 @@ static json number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return v;
+}
+
+// The same for every number anywhere in an event, so no field of any event can hold null
+// where a number was meant.
+static void strings_for_non_finite(json& j) {
+  if (j.is_number_float()) {
+    if (!std::isfinite(j.get<double>())) j = number(j.get<double>());
+  } else if (j.is_structured()) {
+    for (auto& v : j) strings_for_non_finite(v);
+  }
+}
+
+// write() until all of it is written; false (errno set) when the system refuses.
+static bool write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t k = ::write(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      if (k == 0) errno = ENOSPC;
+      return false;
+    }
+    p += k;
+    n -= size_t(k);
+  }
+  return true;
 }
 
 double event_number(const json& v) {
@@ -64,10 +93,23 @@ RunLog::RunLog(const std::string& dir, json run, bool append)
   run_["status"] = "running";
   write_run_json();
 
-  const std::string path = dir_ + "/events.jsonl";
-  events_ = std::fopen(path.c_str(), append ? "ab" : "wb");
-  if (!events_)
-    throw std::runtime_error(fmt::format("cannot open {} for writing: {}", path, std::strerror(errno)));
+  events_path_ = dir_ + "/events.jsonl";
+  events_ = ::open(events_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+  if (events_ < 0)
+    throw std::runtime_error(fmt::format("cannot open {} for writing: {}", events_path_, std::strerror(errno)));
+  // A run that died mid-line (a full disk, a kill) left a half line. Appending to it would
+  // glue the first new event onto it and lose both: end it first, so the half line stays a
+  // line of its own that readers count as corrupt.
+  struct stat st;
+  char last = '\n';
+  if (append && ::fstat(events_, &st) == 0 && st.st_size > 0 && ::pread(events_, &last, 1, st.st_size - 1) != 1)
+    last = '\n';  // unreadable: nothing to mend
+  if (last != '\n' && !write_all(events_, "\n", 1)) {
+    const int err = errno;
+    ::close(events_);
+    events_ = -1;
+    throw std::runtime_error(fmt::format("cannot append to {}: {}", events_path_, std::strerror(err)));
+  }
 }
 
 RunLog::~RunLog() {
@@ -76,24 +118,37 @@ RunLog::~RunLog() {
   } catch (...) {
     // A destructor must not throw; the events already written stay valid.
   }
-  if (events_) std::fclose(events_);
+  if (events_ >= 0) ::close(events_);  // every line went out with write(): nothing is buffered
 }
 
-void RunLog::write_run_json() { write_file_atomic(dir_ + "/run.json", run_.dump(2) + "\n"); }
+void RunLog::write_run_json() { write_file_atomic(dir_ + "/run.json", run_.dump(2, ' ', false, json::error_handler_t::replace) + "\n"); }
 
 void RunLog::event(std::string_view type, int64_t step, json fields) {
-  if (!events_) throw std::logic_error("RunLog: event after the log was closed");
+  if (events_ < 0) throw std::logic_error("RunLog: event after the log was closed");
   if (!fields.is_object()) throw std::invalid_argument("RunLog::event: fields must be a JSON object");
   json e = json::object();
   e["type"] = type;
   e["step"] = step;
   for (auto& [k, v] : fields.items()) e[k] = std::move(v);
-  // One fwrite of a whole line, then fflush: a reader never sees a line split by us
-  // (a crash mid-write can still leave a partial last line, which readers tolerate).
-  const std::string line = e.dump() + "\n";
-  if (std::fwrite(line.data(), 1, line.size(), events_) != line.size() || std::fflush(events_) != 0)
-    throw std::runtime_error(fmt::format("cannot append to {}/events.jsonl: {}", dir_, std::strerror(errno)));
+  strings_for_non_finite(e);
   last_step_ = std::max(last_step_, step);
+  // One write() of a whole line: a reader never sees a line split by us. (Bytes that are
+  // not UTF-8, in a note or a name, become U+FFFD rather than an exception.)
+  const std::string line = e.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  const off_t before = ::lseek(events_, 0, SEEK_END);
+  if (write_all(events_, line.data(), line.size())) return;
+
+  // The write failed (a full disk, a quota): the run goes on without this event. Say so once,
+  // count what is lost (end() records it in run.json), and take back a partial line.
+  const int err = errno;
+  if (dropped_events_++ == 0)
+    std::fprintf(stderr, "warning: cannot append to %s: %s; training goes on, but events are "
+                 "missing from the log from step %lld on\n", events_path_.c_str(), std::strerror(err),
+                 (long long)step);
+  if (before >= 0 && ::ftruncate(events_, before) != 0) {
+    // The half line stays; the next event starts on a fresh line, so readers see one corrupt line.
+    write_all(events_, "\n", 1);
+  }
 }
 
 void RunLog::scalar(int64_t step, std::string_view name, double value, std::optional<int64_t> epoch) {
@@ -135,35 +190,57 @@ void RunLog::end(std::string_view status) {
   ended_ = true;
   run_["status"] = status;
   run_["ended"] = utc_timestamp();
-  write_run_json();
+  if (dropped_events_ > 0) run_["events_dropped"] = dropped_events_;
+  try {
+    write_run_json();
+  } catch (const std::runtime_error& e) {
+    // The run itself is done: a log that cannot be finished is reported, not fatal.
+    // (Atomic: run.json still holds the previous, complete version.)
+    std::fprintf(stderr, "warning: %s\n", e.what());
+  }
 }
 
 // ---- reading ------------------------------------------------------------------------------
 
-EventLog read_events(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EventLog log;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    const bool last_unterminated = nl == std::string::npos;
-    if (last_unterminated) nl = text.size();
-    const std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
-    json e = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (e.is_discarded() || !e.is_object() || !e.contains("type") || !e["type"].is_string()) {
-      if (last_unterminated) log.partial_last_line = true;  // a run still being written
-      else ++log.corrupt_lines;
-      continue;
-    }
-    const std::string& type = e["type"].get_ref<const std::string&>();
-    if (type != "scalar" && type != "loss_scale" && type != "grad_hist" && type != "note" && type != "end")
-      ++log.unknown_types;
-    log.events.push_back(std::move(e));
+// One line of events.jsonl into `log`.
+static void add_line(EventLog& log, const std::string& line, bool last_unterminated, bool too_long) {
+  if (!too_long && line.find_first_not_of(" \t\r") == std::string::npos) return;  // blank line
+  json e = too_long ? json(json::value_t::discarded) : json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (e.is_discarded() || !e.is_object() || !e.contains("type") || !e["type"].is_string()) {
+    if (last_unterminated) log.partial_last_line = true;  // a run still being written
+    else ++log.corrupt_lines;
+    return;
   }
+  const std::string& type = e["type"].get_ref<const std::string&>();
+  if (type != "scalar" && type != "loss_scale" && type != "grad_hist" && type != "note" && type != "end")
+    ++log.unknown_types;
+  log.events.push_back(std::move(e));
+}
+
+EventLog read_events(const std::string& path) {
+  data::FileReader in(path);  // a folder or a FIFO is refused, naming it
+  EventLog log;
+  std::string line;
+  bool too_long = false;
+  std::vector<uint8_t> chunk(size_t(1) << 16);
+  // Streamed a chunk at a time: memory holds one line (at most kMaxEventLineBytes), never
+  // the file.
+  while (const size_t got = in.read(chunk.data(), chunk.size())) {
+    const char* p = reinterpret_cast<const char*>(chunk.data());
+    const char* end = p + got;
+    while (p < end) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', size_t(end - p)));
+      const char* stop = nl ? nl : end;
+      if (!too_long && line.size() + size_t(stop - p) <= kMaxEventLineBytes) line.append(p, stop);
+      else too_long = true, line.clear();
+      if (!nl) break;
+      add_line(log, line, false, too_long);
+      line.clear();
+      too_long = false;
+      p = nl + 1;
+    }
+  }
+  if (!line.empty() || too_long) add_line(log, line, true, too_long);
   return log;
 }
 

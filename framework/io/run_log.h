@@ -9,10 +9,22 @@
 //   log.end("finished");
 //
 // run.json is written atomically at the start (status "running") and rewritten at end().
-// Each event is one line of events.jsonl, written with a single write() and flushed, so a
-// reader sees whole lines (and at worst a half-written last one while a run is going).
-// JSON has no NaN or infinity: a non-finite number is written as the string "nan", "inf"
-// or "-inf"; event_number() reads either form back.
+// Each event is one line of events.jsonl, written with a single write() straight to the
+// file (nothing is buffered), so a reader sees whole lines (and at worst a half-written last
+// one while a run is going). JSON has no NaN or infinity: a non-finite number, in any field
+// of any event, is written as the string "nan", "inf" or "-inf"; event_number() reads
+// either form back.
+//
+// When writing fails:
+//   - at the start (the folder, run.json or events.jsonl cannot be made): the constructor
+//     throws, before the program has done any work;
+//   - an event (a full disk, a quota): a warning on stderr, once; the run goes on; the lost
+//     events are counted and end() records the count in run.json ("events_dropped"). A
+//     partial line is cut off again (ftruncate), or, where that fails, closed with a newline
+//     so that it stays one corrupt line instead of swallowing the next event;
+//   - run.json at end(): a warning on stderr; the previous run.json stays whole (atomic).
+// Resuming (append = true) a log that a crash left ending mid-line first ends that line, so
+// the resumed events start on a fresh line and the broken one is counted as corrupt.
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -61,9 +73,10 @@ class RunLog {
  private:
   void write_run_json();
 
-  std::string dir_;
+  std::string dir_, events_path_;
   nlohmann::json run_;
-  std::FILE* events_ = nullptr;
+  int events_ = -1;               // events.jsonl, opened for appending
+  int64_t dropped_events_ = 0;    // events whose write failed
   int64_t last_step_ = 0;
   bool ended_ = false;
   int uncaught_at_start_ = 0;
@@ -77,15 +90,23 @@ double event_number(const nlohmann::json& v);
 
 // ---- reading ------------------------------------------------------------------------------
 
+// A line longer than this is corrupt whatever it holds (the longest real event, a gradient
+// histogram, is under 1 KB); it is skipped without being stored.
+inline constexpr size_t kMaxEventLineBytes = size_t(1) << 20;
+
 struct EventLog {
   std::vector<nlohmann::json> events;   // every line that parsed as a JSON object with a "type"
-  int64_t corrupt_lines = 0;            // lines that did not parse (other than a partial last one)
-  bool partial_last_line = false;       // the file ends without a newline in a line that does not parse
+  int64_t corrupt_lines = 0;            // complete lines (ended by a newline) that are not an
+                                        // event, and lines longer than kMaxEventLineBytes
+  bool partial_last_line = false;       // the file ends without a newline in a line that is not an event
   int64_t unknown_types = 0;            // events whose type docs/run-log.md does not define (kept)
 };
 
-// Reads events.jsonl. Tolerant by design: a run still being written may end mid-line, and a
-// damaged line is counted, not fatal. Throws only when the file cannot be opened.
+// Reads events.jsonl a chunk at a time (memory: the events and one line, never the whole
+// file). Tolerant by design: a run still being written may end mid-line, and a damaged line
+// is counted, not fatal. A broken line followed by more lines is corrupt, not partial: only
+// the very last line can still be in the middle of being written. Throws only when the file
+// cannot be opened or is not a regular file.
 EventLog read_events(const std::string& path);
 
 // Reads run.json; throws naming the file when it is missing or not a JSON object.

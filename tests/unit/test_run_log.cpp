@@ -2,7 +2,12 @@
 // flushed as it is written, non-finite numbers kept, and a reader that tolerates a run still
 // being written (half a last line) and counts damaged lines.
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -11,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/io/atomic_file.h"
 #include "framework/io/run_log.h"
 
 using nlohmann::json;
@@ -181,4 +187,149 @@ TEST_CASE("read_events: half a last line, damaged lines and unknown types") {
   CHECK(done.events.size() == 4);
   CHECK(!done.partial_last_line);
   CHECK_THROWS_AS(hg::io::read_events(dir.path + "/none.jsonl"), std::runtime_error);
+}
+
+// ---- bad input: a half line, a full disk, numbers JSON cannot hold --------------------------
+
+namespace {
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Runs fn with stderr sent into a pipe (not a file: a test may limit file sizes); returns
+// what was written there (up to the pipe's 64 KB).
+template <class Fn>
+std::string capture_stderr(Fn fn) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  std::fflush(stderr);
+  const int saved = ::dup(2);
+  ::dup2(fds[1], 2);
+  ::close(fds[1]);
+  fn();
+  std::fflush(stderr);
+  ::dup2(saved, 2);  // closes the pipe's last write end: the read below ends
+  ::close(saved);
+  std::string out;
+  char buf[4096];
+  for (ssize_t k; (k = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, size_t(k));
+  ::close(fds[0]);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("run log: a resumed log starts on a fresh line after a half line; the reader counts it corrupt") {
+  TempDir dir;
+  const std::string events = dir.path + "/r/events.jsonl";
+  {
+    hg::io::RunLog log(dir.path + "/r", json::object());
+    log.scalar(0, "train/loss", 2.3);
+    log.scalar(1, "train/loss", 2.2);
+  }
+  // The disk filled in the middle of a line (then the run was killed).
+  std::string text = file_text(events);
+  text += R"({"type":"scalar","step":2,"name":"tra)";
+  { std::ofstream(events, std::ios::binary | std::ios::trunc) << text; }
+  CHECK(hg::io::read_events(events).partial_last_line);  // as far as a reader can tell: still being written
+
+  { hg::io::RunLog(dir.path + "/r", json::object(), /*append=*/true).scalar(2, "train/loss", 2.1); }
+  const hg::io::EventLog ev = hg::io::read_events(events);
+  CHECK(ev.corrupt_lines == 1);  // the half line, now followed by more lines
+  CHECK(!ev.partial_last_line);
+  REQUIRE(ev.events.size() == 5);  // 2 scalars + end, then the resumed scalar + end
+  CHECK(ev.events[3] == json::parse(R"({"type":"scalar","step":2,"name":"train/loss","value":2.1})"));
+  const std::vector<std::string> lines = lines_of(events);
+  REQUIRE(lines.size() == 6);
+  CHECK(lines[3] == R"({"type":"scalar","step":2,"name":"tra)");  // a line of its own
+
+  // A log that ends with a newline gets none added.
+  const size_t size = file_text(events).size();
+  { hg::io::RunLog(dir.path + "/r", json::object(), /*append=*/true); }
+  const std::string after = file_text(events);
+  CHECK(after.substr(size).find("\n\n") == std::string::npos);
+  CHECK(hg::io::read_events(events).corrupt_lines == 1);
+}
+
+TEST_CASE("run log: a failed write of an event warns once, loses no line, and the run goes on") {
+  TempDir dir;
+  const std::string events = dir.path + "/r/events.jsonl";
+  hg::io::RunLog log(dir.path + "/r", json::object());
+  log.scalar(0, "train/loss", 2.3);
+  const size_t good_size = file_text(events).size();
+
+  // RLIMIT_FSIZE makes write() fail with EFBIG part-way into the next line: a disk that
+  // fills mid-line. SIGXFSZ would kill the process; ignored, write() returns the error.
+  struct rlimit old;
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &old) == 0);
+  auto old_handler = signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim = old;
+  lim.rlim_cur = good_size + 20;  // room for 20 bytes of the next line
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+  const std::string warnings = capture_stderr([&] {
+    CHECK_NOTHROW(log.scalar(1, "train/loss", 2.2));
+    CHECK_NOTHROW(log.scalar(2, "train/loss", 2.1));
+    CHECK_NOTHROW(log.note(2, "still going"));
+  });
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, old_handler);
+  INFO(warnings);
+  CHECK(warnings == "warning: cannot append to " + events + ": File too large; training goes on, but "
+                    "events are missing from the log from step 1 on\n");  // once
+  CHECK(file_text(events).size() == good_size);  // the partial line was taken back
+
+  log.scalar(3, "train/loss", 2.0);  // room again: the log goes on
+  log.end("finished");
+  const hg::io::EventLog ev = hg::io::read_events(events);
+  CHECK(ev.corrupt_lines == 0);
+  CHECK(!ev.partial_last_line);
+  CHECK(ev.events.size() == 3);  // steps 0 and 3, and the end
+  CHECK(hg::io::read_run_json(dir.path + "/r/run.json")["events_dropped"] == 3);
+}
+
+TEST_CASE("run log: non-finite numbers in any field become strings; bytes that are not UTF-8 do not throw") {
+  TempDir dir;
+  {
+    hg::io::RunLog log(dir.path + "/r", json::object());
+    log.event("custom", 4, {{"x", NAN}, {"list", {1.5, INFINITY, -INFINITY}}, {"nested", {{"y", NAN}}}});
+    CHECK_NOTHROW(log.note(4, std::string("bad \xff\xfe bytes")));
+  }
+  const std::vector<std::string> lines = lines_of(dir.path + "/r/events.jsonl");
+  REQUIRE(lines.size() == 3);
+  CHECK(json::parse(lines[0]) ==
+        json::parse(R"({"type":"custom","step":4,"list":[1.5,"inf","-inf"],"nested":{"y":"nan"},"x":"nan"})"));
+  CHECK(lines[0].find("null") == std::string::npos);
+  CHECK(json::parse(lines[1])["text"] == "bad \xef\xbf\xbd\xef\xbf\xbd bytes");  // U+FFFD twice
+}
+
+TEST_CASE("run log: run.json is replaced atomically; a failed rewrite at the end keeps the previous one") {
+  TempDir dir;
+  hg::io::RunLog log(dir.path + "/r", {{"lesson", "x"}});
+  const std::string run_json = dir.path + "/r/run.json";
+  const std::string before = file_text(run_json);
+  // A folder squatting on the temporary name makes the rewrite fail, as a full disk would.
+  REQUIRE(::mkdir(hg::io::atomic_temp_path(run_json).c_str(), 0755) == 0);
+  const std::string warnings = capture_stderr([&] { CHECK_NOTHROW(log.end("finished")); });
+  INFO(warnings);
+  CHECK(warnings.find("warning: cannot write " + run_json) == 0);
+  CHECK(file_text(run_json) == before);  // whole, and still "running"
+  CHECK(hg::io::read_run_json(run_json)["status"] == "running");
+  ::rmdir(hg::io::atomic_temp_path(run_json).c_str());
+}
+
+TEST_CASE("read_events: a line longer than the limit is corrupt and skipped; a folder is refused") {
+  TempDir dir;
+  const std::string path = dir.path + "/events.jsonl";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << R"({"type":"scalar","step":0,"name":"a","value":1})" << "\n";
+    out << R"({"type":"note","step":1,"text":")" << std::string(hg::io::kMaxEventLineBytes + 10, 'x') << "\"}\n";
+    out << R"({"type":"scalar","step":2,"name":"a","value":2})" << "\n";
+  }
+  const hg::io::EventLog ev = hg::io::read_events(path);
+  CHECK(ev.events.size() == 2);
+  CHECK(ev.corrupt_lines == 1);
+  CHECK(ev.events[1]["step"] == 2);
+  CHECK_THROWS_WITH_AS(hg::io::read_events(dir.path), (dir.path + " is a folder, not a file").c_str(),
+                       std::runtime_error);
 }
