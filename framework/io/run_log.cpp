@@ -121,7 +121,11 @@ RunLog::~RunLog() {
   if (events_ >= 0) ::close(events_);  // every line went out with write(): nothing is buffered
 }
 
-void RunLog::write_run_json() { write_file_atomic(dir_ + "/run.json", run_.dump(2, ' ', false, json::error_handler_t::replace) + "\n"); }
+void RunLog::write_run_json() {
+  json run = run_;
+  strings_for_non_finite(run);  // an argument such as --lr nan is shown as "nan", not null
+  write_file_atomic(dir_ + "/run.json", run.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
 
 void RunLog::event(std::string_view type, int64_t step, json fields) {
   if (events_ < 0) throw std::logic_error("RunLog: event after the log was closed");
@@ -134,21 +138,24 @@ void RunLog::event(std::string_view type, int64_t step, json fields) {
   last_step_ = std::max(last_step_, step);
   // One write() of a whole line: a reader never sees a line split by us. (Bytes that are
   // not UTF-8, in a note or a name, become U+FFFD rather than an exception.)
-  const std::string line = e.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  const std::string line = std::string(mend_line_ ? "\n" : "") +
+                           e.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   const off_t before = ::lseek(events_, 0, SEEK_END);
-  if (write_all(events_, line.data(), line.size())) return;
+  if (write_all(events_, line.data(), line.size())) {
+    mend_line_ = false;
+    return;
+  }
 
   // The write failed (a full disk, a quota): the run goes on without this event. Say so once,
-  // count what is lost (end() records it in run.json), and take back a partial line.
+  // count what is lost (end() records it in run.json), and take back a partial line; where
+  // that fails too, the next event starts with a newline, so the half line stays one
+  // corrupt line instead of swallowing that event.
   const int err = errno;
   if (dropped_events_++ == 0)
     std::fprintf(stderr, "warning: cannot append to %s: %s; training goes on, but events are "
                  "missing from the log from step %lld on\n", events_path_.c_str(), std::strerror(err),
                  (long long)step);
-  if (before >= 0 && ::ftruncate(events_, before) != 0) {
-    // The half line stays; the next event starts on a fresh line, so readers see one corrupt line.
-    write_all(events_, "\n", 1);
-  }
+  if (before < 0 || ::ftruncate(events_, before) != 0) mend_line_ = true;
 }
 
 void RunLog::scalar(int64_t step, std::string_view name, double value, std::optional<int64_t> epoch) {

@@ -17,11 +17,11 @@
 //
 // When writing fails:
 //   - at the start (the folder, run.json or events.jsonl cannot be made): the constructor
-//     throws, before the program has done any work;
+//     throws, before the first training step;
 //   - an event (a full disk, a quota): a warning on stderr, once; the run goes on; the lost
 //     events are counted and end() records the count in run.json ("events_dropped"). A
-//     partial line is cut off again (ftruncate), or, where that fails, closed with a newline
-//     so that it stays one corrupt line instead of swallowing the next event;
+//     partial line is cut off again (ftruncate), or, where that fails, the next event starts
+//     with a newline, so that it stays one corrupt line instead of swallowing that event;
 //   - run.json at end(): a warning on stderr; the previous run.json stays whole (atomic).
 // Resuming (append = true) a log that a crash left ending mid-line first ends that line, so
 // the resumed events start on a fresh line and the broken one is counted as corrupt.
@@ -77,6 +77,7 @@ class RunLog {
   nlohmann::json run_;
   int events_ = -1;               // events.jsonl, opened for appending
   int64_t dropped_events_ = 0;    // events whose write failed
+  bool mend_line_ = false;        // a failed write left a partial line: start the next one fresh
   int64_t last_step_ = 0;
   bool ended_ = false;
   int uncaught_at_start_ = 0;

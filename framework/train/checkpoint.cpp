@@ -28,7 +28,7 @@ static int64_t counter(const json& j, const char* key, const std::string& where)
   if (!j.contains(key) || !j[key].is_number_integer())
     throw std::runtime_error(fmt::format("{}: train.{} is missing or not an integer", where, key));
   const int64_t v = j[key].get<int64_t>();
-  if (v < 0 || (j[key].is_number_unsigned() && j[key].get<uint64_t>() > uint64_t(INT64_MAX)))
+  if (v < 0)  // (an unsigned value past 2^63 reads as negative too)
     throw std::runtime_error(fmt::format("{}: train.{} is {}; it counts, so it must be >= 0", where, key,
                                          j[key].dump()));
   return v;

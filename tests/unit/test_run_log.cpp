@@ -287,10 +287,11 @@ TEST_CASE("run log: a failed write of an event warns once, loses no line, and th
   CHECK(hg::io::read_run_json(dir.path + "/r/run.json")["events_dropped"] == 3);
 }
 
-TEST_CASE("run log: non-finite numbers in any field become strings; bytes that are not UTF-8 do not throw") {
+TEST_CASE("run log: non-finite numbers in any field (and in run.json) become strings; bytes that are not UTF-8 do not throw") {
   TempDir dir;
   {
-    hg::io::RunLog log(dir.path + "/r", json::object());
+    hg::io::RunLog log(dir.path + "/r", {{"args", {{"lr", NAN}}}});
+    CHECK(hg::io::read_run_json(dir.path + "/r/run.json")["args"]["lr"] == "nan");  // not null
     log.event("custom", 4, {{"x", NAN}, {"list", {1.5, INFINITY, -INFINITY}}, {"nested", {{"y", NAN}}}});
     CHECK_NOTHROW(log.note(4, std::string("bad \xff\xfe bytes")));
   }
