@@ -22,10 +22,10 @@
 //             down 1/S is inf, and a gradient of 0 would be unscaled to 0 * inf = NaN.
 //   max_scale: any F32 >= min_scale; the largest, 3.4e38, is the default, and +inf means
 //             "no maximum". 1/3.4e38 = 2.9e-39 is a subnormal, but not 0.
-// The defaults are those two limits, so they bind only in a run that overflows (or never
-// overflows) hundreds of times in a row; PyTorch has no bounds (its users asked for them,
-// pytorch#99640). Narrower bounds are a choice of the run (e.g. min_scale 1: never scale
-// the loss down).
+// The defaults are those two limits, so they bind only in a run that overflows 142 times in
+// a row (2^16 down to 2^-126) or grows 111 times (222,000 good steps); PyTorch has no bounds
+// (its users asked for them, pytorch#99640). Narrower bounds are a choice of the run (e.g.
+// min_scale 1: never scale the loss down).
 //
 // Why this shape: an overflow is cheap to detect and costs one skipped step, so the rule
 // probes upward (every 2000 good steps) and retreats at once when it overshoots. Over a run
