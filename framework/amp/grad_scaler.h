@@ -13,6 +13,12 @@
 //   bool stepped = scaler.step(opt);            // unscales if not done; skips on inf/NaN
 //   scaler.update();                            // the rule of scale_rule.h
 //
+// F16 gradients are refused, as PyTorch refuses them ("Attempting to unscale FP16
+// gradients."): divided by S in F16, the small values the scale lifted into F16's range fall
+// back out of it. The scaler works on F32 gradients: the F32 master copies of an F16 model
+// (chapter 07, master_weights.h) or F32 parameters under autocast (chapter 10). BF16
+// gradients are allowed (BF16 has F32's range).
+//
 // Per step (between two update() calls):
 //   - unscale_(opt) at most once per optimizer: a second call throws (the gradients would
 //     be divided by S twice).
@@ -42,8 +48,9 @@ class GradScaler {
   // loss · S, recorded by autograd (so backward starts from S instead of 1).
   Tensor scale(const Tensor& loss) const;
 
-  // Divides the gradients of opt's parameters by S in place and records whether any was
-  // inf or NaN. Throws std::logic_error when called twice before update().
+  // Multiplies the gradients of opt's parameters by 1/S in place and records whether any
+  // unscaled value is inf or NaN. Throws std::logic_error when called twice before
+  // update(), and std::invalid_argument (touching nothing) when a gradient is F16.
   void unscale_(optim::Optimizer& opt);
 
   // Unscales (if unscale_ was not called), then steps the optimizer unless a gradient was
@@ -63,9 +70,14 @@ class GradScaler {
   // How many times gradients were checked for inf/NaN (one per optimizer per step).
   int64_t checks() const { return checks_; }
 
-  // For checkpoints: scale, growth tracker and the rule's fields, as JSON.
+  // For checkpoints: scale, growth tracker and the rule's fields (factors, interval,
+  // min_scale, max_scale; an unbounded max_scale is written "inf"), as JSON.
   nlohmann::json state_dict() const;
-  // Restores a state_dict(); throws std::invalid_argument naming a missing or bad field.
+  // Restores a state_dict(); the saved scale also becomes the rule's init_scale (as in
+  // PyTorch). Throws std::invalid_argument naming a missing or bad field, and then changes
+  // nothing. State dicts written before the bounds were enforced still load: a missing
+  // min_scale or max_scale takes the default, and the old "no minimum", min_scale 0 (no
+  // longer legal), takes the default minimum; max_scale "inf" stays "no maximum".
   void load_state_dict(const nlohmann::json& state);
 
  private:

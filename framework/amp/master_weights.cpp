@@ -33,8 +33,8 @@ bool MasterWeights::copy_grads_to_master(float inv_scale) {
     }
     float* d = g32.data<float>();
     for (int64_t k = 0, n = g32.numel(); k < n; ++k) {
-      if (!std::isfinite(d[k])) found = true;
       d[k] *= inv_scale;
+      if (!std::isfinite(d[k])) found = true;  // after the multiply, as unscale_grads_ checks
     }
   }
   return found;

@@ -33,7 +33,8 @@ class MasterWeights {
   const std::vector<Tensor>& model_params() const { return model_; }
 
   // master.grad <- F32(model.grad) · inv_scale, for every model parameter with a .grad.
-  // Returns true when any gradient was inf or NaN (then the caller skips the step).
+  // Returns true when any master gradient, after the multiply, is inf or NaN (then the
+  // caller skips the step).
   bool copy_grads_to_master(float inv_scale = 1.0f);
 
   // model <- master rounded to the model's dtype (round to nearest even).

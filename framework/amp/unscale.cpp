@@ -52,7 +52,15 @@ bool gpu_pass(const std::vector<Tensor>& params, float inv_scale, bool check_onl
 }  // namespace
 
 bool unscale_grads_(const std::vector<Tensor>& params, float inv_scale) {
-  if (on_gpu(params)) return gpu_pass(params, inv_scale, /*check_only=*/false, "unscale_");
+  if (on_gpu(params)) {
+    // The kernel checks each value before its multiply. For inv_scale <= 1 that is the same
+    // test as after it: a finite value times inv_scale stays finite, inf and NaN stay
+    // non-finite. A larger inv_scale (S < 1) can overflow a finite value, or be inf itself
+    // (0 · inf = NaN): then a second pass checks the results.
+    bool found = gpu_pass(params, inv_scale, /*check_only=*/false, "unscale_");
+    if (!found && !(inv_scale <= 1.0f)) found = gpu_pass(params, 1.0f, /*check_only=*/true, "unscale_");
+    return found;
+  }
   bool found = false;
   for (const Tensor& p : params) {
     Tensor g = writable_grad(p, "unscale_");
@@ -62,9 +70,8 @@ bool unscale_grads_(const std::vector<Tensor>& params, float inv_scale) {
       using T = decltype(tag);
       T* d = g.data<T>();
       for (int64_t i = 0; i < n; ++i) {
-        const auto v = load(d[i]);
-        if (!std::isfinite(v)) found = true;
-        d[i] = store<T>(v * inv_scale);
+        d[i] = store<T>(load(d[i]) * inv_scale);
+        if (!std::isfinite(load(d[i]))) found = true;  // the value the optimizer will read
       }
     });
   }

@@ -13,8 +13,9 @@
 namespace hg::amp {
 
 // Multiplies each defined .grad of `params` by inv_scale (computed in F32, rounded back to
-// the gradient's dtype). Returns true when any gradient value is inf or NaN (checked on the
-// values as they were: an inf stays inf after scaling, a NaN stays NaN).
+// the gradient's dtype). Returns true when any unscaled value, as stored, is inf or NaN:
+// the check looks at what the optimizer would use, so neither 0 · inf = NaN (an inf
+// inv_scale) nor a finite value that overflows when multiplied can slip past it.
 bool unscale_grads_(const std::vector<Tensor>& params, float inv_scale);
 
 // True when any .grad of `params` holds inf or NaN (no change to the values).

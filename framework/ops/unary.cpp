@@ -210,7 +210,9 @@ Tensor pow(const Tensor& x_arg, double p) {
   });
 }
 
-Tensor square(const Tensor& x) {
+Tensor square(const Tensor& x_arg) {
+  // autocast (framework/amp): cast at entry per the policy table; a no-op outside a region
+  const Tensor x = amp::autocast_cast(x_arg, "square");
   check_unary("square", x);
   switch (x.device()) {
     case Device::CPU: break;  // the loop below

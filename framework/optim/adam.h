@@ -1,7 +1,7 @@
 #pragma once
 // Adam and AdamW, with PyTorch's semantics (torch.optim.Adam / AdamW, amsgrad off).
 //
-//   t = t + 1
+//   t = t + 1                                    this parameter's step count (state "step")
 //   Adam:   g = ∇p + weight_decay · p           (L2 penalty inside the gradient)
 //   AdamW:  p = p · (1 − lr · weight_decay)      (decoupled decay), g = ∇p
 //   m = β1 · m + (1 − β1) · g                    first moment  (state "exp_avg")
@@ -10,6 +10,15 @@
 //
 // The bias corrections (1 − βᵗ) undo the zero start of m and v; without them the first
 // steps would be far too small.
+//
+// t counts per parameter, as PyTorch's state['step']: a parameter without a .grad is
+// skipped by step() and its t does not move. So a parameter whose first gradient arrives
+// at step 3 (a layer frozen for two steps, an embedding row no batch used) takes a first
+// step with t = 1: m̂ = g, v̂ = g², and it moves by lr · g/(|g| + eps) ≈ lr. One count shared
+// by all parameters would correct its fresh moments with t = 3 (1 − 0.9³ = 0.271 instead of
+// 0.1) and move it by 0.64 · lr.
+#include <vector>
+
 #include "framework/optim/optimizer.h"
 
 namespace hg::optim {
@@ -27,6 +36,16 @@ class Adam : public Optimizer {
   void step() override;
   std::string name() const override { return decoupled_ ? "adamw" : "adam"; }
   const AdamOptions& options() const { return opt_; }
+  // t of parameter i: the number of steps that updated it.
+  int64_t param_step(size_t i) const { return param_steps_.at(i); }
+
+  // The optimizer's state plus meta "param_steps": [t of each parameter].
+  OptimizerState state_dict() const override;
+  // A state without "param_steps" (written when t was one global count) loads with t =
+  // the global "steps" for each parameter that has moments (it had gradients) and 0 for one
+  // without: exactly the per-parameter counts when every parameter had a gradient on every
+  // step, as in every training loop of this course.
+  void load_state_dict(const OptimizerState& state) override;
 
  protected:
   nlohmann::json hyperparameters() const override;
@@ -34,6 +53,7 @@ class Adam : public Optimizer {
  private:
   AdamOptions opt_;
   bool decoupled_;
+  std::vector<int64_t> param_steps_;  // t per parameter (PyTorch's state['step'])
 };
 
 // AdamW: Adam with decoupled weight decay (Loshchilov & Hutter). PyTorch's default

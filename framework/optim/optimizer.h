@@ -60,9 +60,12 @@ class Optimizer {
   const std::vector<Tensor>& params() const { return params_; }
   int64_t steps_taken() const { return steps_; }
 
-  OptimizerState state_dict() const;
-  // Throws with a reason when the state is for another optimizer or other parameters.
-  void load_state_dict(const OptimizerState& state);
+  // Subclasses with counters beyond the state tensors (Adam's per-parameter step) add them
+  // to meta and read them back.
+  virtual OptimizerState state_dict() const;
+  // Throws with a reason when the state is for another optimizer or other parameters, and
+  // then changes nothing.
+  virtual void load_state_dict(const OptimizerState& state);
 
  protected:
   virtual nlohmann::json hyperparameters() const = 0;
@@ -72,7 +75,7 @@ class Optimizer {
 
   std::vector<Tensor> params_;
   double lr_;
-  int64_t steps_ = 0;
+  int64_t steps_ = 0;  // calls of step() (a parameter without a .grad may have had fewer updates)
   std::vector<std::map<std::string, Tensor>> state_;  // per parameter: name -> tensor
 };
 

@@ -43,12 +43,18 @@ TEST_CASE("output dtype of every op outside and inside F16 and BF16 regions") {
       {"cross_entropy (F16 logits)", [&] { return hg::cross_entropy(filled({2, 3}, F16), labels); }, F16, F32, F32},
       {"mse_loss (F16 in)", [] { return hg::mse_loss(filled({2, 3}, F16), filled({2, 3}, F16)); }, F16, F32, F32},
       {"sum (F16 in)",      [] { return hg::sum(filled({2, 3}, F16)); }, F16, F32, F32},
-      {"mean (F16 in)",     [] { return hg::mean(filled({2, 3}, F16)); }, F16, F32, F32},
+      // mean is on none of PyTorch 1.13's autocast lists: it keeps its input's dtype (and
+      // accumulates in F32 inside, here as there).
+      {"mean (F16 in)",     [] { return hg::mean(filled({2, 3}, F16)); }, F16, F16, F16},
+      {"mean (F32 in)",     [] { return hg::mean(filled({2, 3}, F32)); }, F32, F32, F32},
       {"sum dim (F16 in)",  [] { return hg::sum(filled({2, 3}, F16), 1); }, F16, F32, F32},
-      {"mean dim (F16 in)", [] { return hg::mean(filled({2, 3}, F16), 0); }, F16, F32, F32},
+      {"mean dim (F16 in)", [] { return hg::mean(filled({2, 3}, F16), 0); }, F16, F16, F16},
       {"exp (F16 in)",      [] { return hg::exp(filled({2, 3}, F16)); }, F16, F32, F32},
       {"log (F16 in)",      [] { return hg::log(filled({2, 3}, F16)); }, F16, F32, F32},
       {"pow (F16 in)",      [] { return hg::pow(filled({2, 3}, F16), 2.0); }, F16, F32, F32},
+      // PyTorch's square is pow(x, 2) (aten/src/ATen/native/UnaryOps.cpp), and pow is F32.
+      {"square (F16 in)",   [] { return hg::square(filled({2, 3}, F16)); }, F16, F32, F32},
+      {"square (BF16 in)",  [] { return hg::square(filled({2, 3}, BF16)); }, BF16, F32, F32},
       {"batch_norm2d (F32 in)", [] {
          return hg::batch_norm2d(filled({2, 2, 3, 3}, F32), filled({2}, F32, true), filled({2}, F32, true),
                                  Tensor::zeros({2}), Tensor::ones({2}), true, 0.1, 1e-5); }, F32, F32, F32},
@@ -91,6 +97,12 @@ TEST_CASE("mixed inputs: an error outside a region, promoted to F32 inside") {
     CHECK(hg::mul(filled({2}, F16), filled({2}, BF16)).dtype() == F32);
     CHECK(hg::div(filled({2}, BF16), filled({2}, F32)).dtype() == F32);
   }
+}
+
+TEST_CASE("a 0-dim F32 tensor widens an F16 tensor in a region (PyTorch keeps F16: policy_differences)") {
+  hg::amp::Autocast ac(DType::F16);
+  CHECK(hg::mul(filled({2, 3}, DType::F16), Tensor::scalar(2.0)).dtype() == DType::F32);
+  CHECK(hg::mul(filled({2, 3}, DType::F16), 2.0).dtype() == DType::F16);  // a number keeps the dtype
 }
 
 TEST_CASE("an F32 weight used by linear in an F16 region gets an F32 gradient") {

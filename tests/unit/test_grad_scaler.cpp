@@ -241,3 +241,127 @@ TEST_CASE("max_abs_grad: the largest finite |g| over every parameter, inf and Na
   CHECK(hg::amp::max_abs_grad({a, b, c}) == 9.5);
   CHECK(hg::amp::max_abs_grad({c}) == 0.0);
 }
+
+TEST_CASE("a scale that backs off without end never turns a zero gradient into NaN weights") {
+  // A diverging run: every step overflows and the scale halves each time. Below 2^-128 the
+  // reciprocal 1/S is inf in F32, and a gradient that is 0 (S·g underflowed) became
+  // 0 · inf = NaN when unscaled, after the inf/NaN check had passed it (the check looked at
+  // the values before the multiply): the optimizer wrote NaN into the weights. Now the scale
+  // stops at min_scale = 2^-126 (1/S = 2^126 is finite) and the check looks at the values
+  // the optimizer will use.
+  ScaleRule rule;
+  rule.init_scale = std::ldexp(1.0f, -100);
+  GradScaler scaler(rule);
+  Tensor w = param({1.0f, 2.0f});
+  hg::optim::SGD opt({w}, {.lr = 0.1});
+  for (int i = 0; i < 40; ++i) {
+    w.set_grad(Tensor::from_vector(std::vector<float>{kInf, 0.0f}, {2}));
+    CHECK_FALSE(scaler.step(opt));
+    scaler.update();
+  }
+  CHECK(scaler.get_scale() == std::numeric_limits<float>::min());  // 2^-126, not 2^-140
+  // A finite step at that scale: one gradient underflowed to 0, one is a subnormal.
+  w.set_grad(Tensor::from_vector(std::vector<float>{0.0f, 1e-40f}, {2}));
+  CHECK(scaler.step(opt));
+  scaler.update();
+  const auto v = w.to_vector();
+  INFO("weights " << v[0] << " " << v[1]);
+  CHECK(std::isfinite(v[0]));
+  CHECK(std::isfinite(v[1]));
+  CHECK(v[0] == 1.0f);
+}
+
+TEST_CASE("unscale_grads_ checks the unscaled values: 0 · inf and an overflowing product are found") {
+  Tensor w = param({0.0f, 0.0f});
+  w.set_grad(Tensor::from_vector(std::vector<float>{0.0f, 1.0f}, {2}));
+  CHECK(hg::amp::unscale_grads_({w}, kInf));  // 0 · inf = NaN
+  Tensor v = param({0.0f});
+  v.set_grad(Tensor::from_vector(std::vector<float>{3e38f}, {1}));
+  CHECK(hg::amp::unscale_grads_({v}, 4.0f));  // 1.2e39 overflows F32: inf
+  CHECK(std::isinf(v.grad().to_vector()[0]));
+  Tensor u = param({0.0f});
+  u.set_grad(Tensor::from_vector(std::vector<float>{3e38f}, {1}));
+  CHECK_FALSE(hg::amp::unscale_grads_({u}, 0.5f));  // finite in, finite out
+}
+
+TEST_CASE("StaticScaler refuses a scale whose reciprocal overflows F32") {
+  CHECK_THROWS_WITH_AS(hg::amp::StaticScaler(1e-39f), doctest::Contains("2^-126"), std::invalid_argument);
+  CHECK_NOTHROW(hg::amp::StaticScaler(std::numeric_limits<float>::min()));
+}
+
+TEST_CASE("unscale_ refuses F16 gradients, as PyTorch does, and says why and what to do instead") {
+  // Why: the F16 gradient holds S·g. Dividing it by S in F16 puts every value below
+  // 2^-24 · S back where it was before scaling: S = 65536 turns 2^-10 into 2^-26, below
+  // F16's smallest subnormal 2^-24, so it becomes 0, the very underflow the scale prevented.
+  GradScaler scaler;
+  Tensor w = Tensor::from_vector(std::vector<float>{1.0f}, {1}, DType::F16);
+  w.requires_grad_(true);
+  w.set_grad(Tensor::from_vector(std::vector<float>{std::ldexp(1.0f, -10)}, {1}, DType::F16));
+  hg::optim::SGD opt({w}, {.lr = 0.1});
+  for (const char* words : {"Attempting to unscale FP16 gradients.", "2^-24", "master", "chapter 07"}) {
+    CAPTURE(words);
+    CHECK_THROWS_WITH_AS(scaler.unscale_(opt), doctest::Contains(words), std::invalid_argument);
+  }
+  CHECK_THROWS_WITH_AS(scaler.step(opt), doctest::Contains("FP16"), std::invalid_argument);
+  // Nothing was touched: the gradient is still 2^-10, the weight still 1.
+  CHECK(w.grad().to_vector()[0] == std::ldexp(1.0f, -10));
+  CHECK(w.to_vector()[0] == 1.0f);
+
+  // BF16 gradients are allowed, as in PyTorch: BF16 has F32's exponent range.
+  GradScaler bf_scaler;
+  Tensor b = Tensor::from_vector(std::vector<float>{1.0f}, {1}, DType::BF16);
+  b.requires_grad_(true);
+  b.set_grad(Tensor::from_vector(std::vector<float>{std::ldexp(1.0f, -10)}, {1}, DType::BF16));
+  hg::optim::SGD bf_opt({b}, {.lr = 0.1});
+  CHECK_NOTHROW(bf_scaler.unscale_(bf_opt));
+  CHECK(b.grad().to_vector()[0] == std::ldexp(1.0f, -26));
+}
+
+TEST_CASE("state_dict carries the bounds and factors; old state dicts still load; bad ones are refused") {
+  ScaleRule rule;
+  rule.init_scale = 8.0f;
+  rule.growth_factor = 1.1;
+  rule.min_scale = 0.25f;
+  rule.max_scale = 1024.0f;
+  GradScaler a(rule);
+  const nlohmann::json saved = nlohmann::json::parse(a.state_dict().dump());  // through text
+  GradScaler b;
+  b.load_state_dict(saved);
+  CHECK(b.rule().min_scale == 0.25f);
+  CHECK(b.rule().max_scale == 1024.0f);
+  CHECK(b.rule().growth_factor == 1.1);  // the double, not 1.1f
+
+  // Written before the bounds existed: no fields, or the old "no bound" values 0 and "inf".
+  const ScaleRule defaults;
+  nlohmann::json old = saved;
+  old.erase("min_scale");
+  old.erase("max_scale");
+  GradScaler c;
+  c.load_state_dict(old);
+  CHECK(c.rule().min_scale == defaults.min_scale);
+  CHECK(c.rule().max_scale == defaults.max_scale);
+  CHECK(c.get_scale() == 8.0f);
+  old["min_scale"] = 0.0;
+  old["max_scale"] = "inf";
+  c.load_state_dict(old);
+  CHECK(c.rule().min_scale == defaults.min_scale);
+  CHECK(std::isinf(c.rule().max_scale));
+
+  auto refused = [&](nlohmann::json s, const char* field) {
+    GradScaler d;
+    CHECK_THROWS_WITH_AS(d.load_state_dict(s), doctest::Contains(field), std::invalid_argument);
+    CHECK(d.get_scale() == 65536.0f);  // unchanged
+  };
+  nlohmann::json bad = saved;
+  bad["min_scale"] = -1.0;
+  refused(bad, "min_scale");
+  bad = saved;
+  bad["min_scale"] = 2048.0;  // above max_scale 1024
+  refused(bad, "min_scale");
+  bad = saved;
+  bad["scale"] = 1e-40;  // outside [min_scale, max_scale]
+  refused(bad, "scale");
+  bad = saved;
+  bad["scale"] = 4096.0;
+  refused(bad, "scale");
+}

@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -10,6 +13,12 @@
 
 using hg::amp::ScaleRule;
 using hg::amp::ScaleState;
+
+static uint32_t bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
 
 // Runs a script like "FFIFF" and returns the state after each step.
 static std::vector<ScaleState> run_script(const std::string& script, const ScaleRule& rule) {
@@ -28,8 +37,8 @@ TEST_CASE("defaults are PyTorch's: 2^16, x2 after 2000, x0.5 on inf") {
   CHECK(s.scale == 65536.0f);
   CHECK(s.growth_tracker == 0);
   CHECK(r.growth_interval == 2000);
-  CHECK(r.growth_factor == 2.0f);
-  CHECK(r.backoff_factor == 0.5f);
+  CHECK(r.growth_factor == 2.0);
+  CHECK(r.backoff_factor == 0.5);
 }
 
 TEST_CASE("2000 good steps double the scale, exactly at the 2000th") {
@@ -105,6 +114,79 @@ TEST_CASE("growth that would overflow float is not applied") {
   CHECK(std::isfinite(s[0].scale));
   CHECK(s[0].scale == 3.0e38f);
   CHECK(s[0].growth_tracker == 0);
+}
+
+TEST_CASE("growth and backoff: the F32 scale times a double factor, rounded to F32 once, as PyTorch") {
+  // PyTorch's _amp_update_scale_ computes `*current_scale * growth_factor` with the scale an
+  // F32 and the factor a double (a Python float): a double product, rounded to F32 once.
+  //   3 · 1.1 = 3.3000000000000003 (double)  ->  F32 0x40533333 (3.29999995)
+  // Rounding the factor to F32 first (1.1f = 1.10000002384) makes the product 3.30000007,
+  // exactly halfway between 0x40533333 and 0x40533334, and the tie goes to even: 0x40533334.
+  ScaleRule grow;
+  grow.init_scale = 3.0f;
+  grow.growth_factor = 1.1;
+  grow.growth_interval = 1;
+  CHECK(bits(run_script("F", grow)[0].scale) == 0x40533333u);
+  //   3 · 0.3 = 0.8999999999999999 (double)  ->  F32 0x3F666666 (0.899999976)
+  // In F32: 0.3f = 0.300000012, and 3 · 0.3f = 0.900000036 is the F32 0x3F666667.
+  ScaleRule back;
+  back.init_scale = 3.0f;
+  back.backoff_factor = 0.3;
+  CHECK(bits(run_script("I", back)[0].scale) == 0x3F666666u);
+}
+
+TEST_CASE("the default bounds keep S and 1/S finite F32 numbers, so unscaling never multiplies by inf") {
+  ScaleRule r;
+  const float smallest_normal = std::numeric_limits<float>::min();  // 2^-126
+  CHECK(r.min_scale == smallest_normal);
+  CHECK(r.max_scale == std::numeric_limits<float>::max());
+  CHECK(std::isfinite(float(1.0 / double(r.min_scale))));  // 2^126
+  CHECK(float(1.0 / double(r.max_scale)) > 0.0f);           // 2.9e-39, a subnormal, not 0
+  // 142 overflows in a row take 2^16 down to 2^-126; the scale stops there.
+  auto s = run_script(std::string(200, 'I'), r);
+  CHECK(s[141].scale == smallest_normal);
+  CHECK(s.back().scale == smallest_normal);
+  // Growth stops at max_scale like backoff at min_scale.
+  ScaleRule top;
+  top.init_scale = std::numeric_limits<float>::max() / 2;
+  top.growth_interval = 1;
+  top.growth_factor = 1.5;
+  CHECK(run_script("F", top)[0].scale == std::numeric_limits<float>::max() / 2 * 1.5f);
+  CHECK(run_script("FF", top)[1].scale == std::numeric_limits<float>::max() / 2 * 1.5f);  // ×1.5 = inf: not applied
+}
+
+TEST_CASE("bad bounds are refused: NaN, <= 0, a minimum whose reciprocal overflows, min > max") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto refused = [](const ScaleRule& r, const char* field) {
+    CHECK_THROWS_WITH_AS(hg::amp::validate(r), doctest::Contains(field), std::invalid_argument);
+  };
+  for (float bad : {nan, 0.0f, -1.0f, 1e-39f}) {  // 1e-39 is subnormal: 1/1e-39 overflows F32
+    CAPTURE(bad);
+    ScaleRule r;
+    r.min_scale = bad;
+    refused(r, "min_scale");
+  }
+  for (float bad : {nan, 0.0f, -1.0f}) {
+    CAPTURE(bad);
+    ScaleRule r;
+    r.max_scale = bad;
+    refused(r, "max_scale");
+  }
+  ScaleRule crossed;
+  crossed.min_scale = 8.0f;
+  crossed.max_scale = 4.0f;
+  crossed.init_scale = 4.0f;
+  refused(crossed, "min_scale");
+  ScaleRule below;
+  below.min_scale = 1.0f;
+  below.init_scale = 0.5f;
+  refused(below, "init_scale");
+  ScaleRule nan_growth;
+  nan_growth.growth_factor = nan;
+  refused(nan_growth, "growth_factor");
+  ScaleRule unbounded;  // +inf as the maximum means "no maximum" (PyTorch has none)
+  unbounded.max_scale = std::numeric_limits<float>::infinity();
+  CHECK_NOTHROW(hg::amp::validate(unbounded));
 }
 
 TEST_CASE("a bad rule is refused with the field named") {
