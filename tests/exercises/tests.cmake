@@ -58,3 +58,14 @@ add_test(NAME exercises_cited_readme_sections_exist
 set_tests_properties(exercises_solutions_pass exercises_untouched_fail exercises_cited_readme_sections_exist
                      PROPERTIES LABELS "exercise")
 
+# The `./lab check` command itself (lab_check.sh says what it checks), on a scratch root with
+# a fake cmake and two of the graders above.
+add_executable(exercises_report_check ${CMAKE_CURRENT_LIST_DIR}/report_check.cpp)
+target_link_libraries(exercises_report_check PRIVATE nlohmann_json::nlohmann_json hg_warnings)
+if(TARGET exercise_01_solved AND TARGET exercise_02_untouched)
+  add_test(NAME lab_check_command
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/lab_check.sh ${PROJECT_SOURCE_DIR}/lab
+                   $<TARGET_FILE:exercise_01_solved> $<TARGET_FILE:exercise_02_untouched>
+                   $<TARGET_FILE:exercises_report_check>)
+  set_tests_properties(lab_check_command PROPERTIES LABELS "exercise")
+endif()
