@@ -87,14 +87,17 @@ std::string check_warp(const std::vector<float>& v, bool exact) {
   bound *= 32 * std::ldexp(1.0, -24) / (1 - 32 * std::ldexp(1.0, -24));
   g_shuffles = 0;
   const Warp out = warp_sum(lanes(v));
+  if (g_shuffles == 0 && out.lane[0] != v[0])
+    return "No shuffle was used. A warp's lanes cannot read each other's registers: values move between "
+           "lanes only through shuffles (shfl_xor here, __shfl_xor_sync on the GPU). " + see("## 2. Reduction");
   for (int l = 0; l < 32; ++l) {
     const double got = out.lane[l];
     if (exact ? got != sum : !(std::fabs(got - sum) <= bound)) {
       std::string why = format("lane %d holds %.9g; the sum of the 32 values is %.9g.%s\n", l, got, sum,
                                l == 0 ? "" : " (lane 0 may be right: every lane must hold the sum.)");
       if (g_shuffles == 0)
-        return why + "No shuffle was used. A warp's lanes cannot read each other's registers: values move "
-                     "between lanes only through shuffles (shfl_xor here, __shfl_xor_sync on the GPU).";
+        return why + "Still the TODO? Values move between lanes only through shuffles (shfl_xor here, "
+                     "__shfl_xor_sync on the GPU). " + see("## 2. Reduction");
       if (g_shuffles < 5)
         return why + format("%d shuffle steps: each step doubles the number of values a lane's sum covers, so "
                             "32 values need 5 (masks 16, 8, 4, 2, 1). ", g_shuffles) + see("## 2. Reduction");

@@ -9,7 +9,7 @@ Element coalesced_element(int bx, int by, int tx, int ty, int bdx, int bdy) {
 Warp warp_sum(Warp v) {
   float s = 0;
   for (int l = 0; l < 32; ++l) s += v.lane[l];
-  for (int l = 0; l < 32; ++l) v.lane[l] = s + 0.25f;  // (off by a little, to be graded at all)
+  for (int l = 0; l < 32; ++l) v.lane[l] = s;
   return v;
 }
 
