@@ -1,10 +1,10 @@
 // Grades the chapter 02 exercise (linear_backward in exercise.cpp).
 //
-// For a few shapes, with random F64 inputs, the student's dX, dW, db are compared with
-//   1. finite differences of the forward pass (the ground truth, needs no backward at all):
-//      for L = Σ dY ⊙ Y(X, W, b), ∂L/∂θ ≈ (L(θ + h) − L(θ − h)) / 2h for every number θ,
-//   2. and, for a second opinion, the engine's own linear op run through autograd.
-// It prints what is right and what is wrong in plain words, and exits 0 only when all pass.
+// For several shapes, with random F64 inputs, the learner's dX, dW, db are compared with
+// finite differences of the forward pass (the ground truth, needs no backward at all):
+// for L = Σ dY ⊙ Y(X, W, b), ∂L/∂θ ≈ (L(θ + h) − L(θ − h)) / 2h for every number θ.
+// One check per gradient, over every shape; a wrong one is compared with the usual wrong
+// turns (a transposed shape, a mean where the batch adds up) to say which.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -12,142 +12,143 @@
 
 #include "framework/ops/ops.h"
 #include "lessons/02_fp32_training/exercise.h"
+#include "lessons/grader/grader.h"
 
+using grader::format;
 using hg::Tensor;
 
 namespace {
 
+struct Case {
+  int64_t n, in, out;
+};
+const Case kCases[] = {{1, 1, 1}, {3, 4, 2}, {5, 2, 6}, {8, 16, 10}};
+
 // L = Σ dY ⊙ (X·Wᵀ + b), in plain loops over doubles.
-double weighted_output(const std::vector<double>& x, const std::vector<double>& w,
-                       const std::vector<double>& b, const std::vector<double>& dy, int64_t n,
-                       int64_t in, int64_t out) {
+double weighted_output(const std::vector<double>& x, const std::vector<double>& w, const std::vector<double>& b,
+                       const std::vector<double>& dy, const Case& c) {
   double L = 0;
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t o = 0; o < out; ++o) {
+  for (int64_t r = 0; r < c.n; ++r)
+    for (int64_t o = 0; o < c.out; ++o) {
       double y = b[o];
-      for (int64_t i = 0; i < in; ++i) y += x[r * in + i] * w[o * in + i];
-      L += dy[r * out + o] * y;
+      for (int64_t i = 0; i < c.in; ++i) y += x[r * c.in + i] * w[o * c.in + i];
+      L += dy[r * c.out + o] * y;
     }
   return L;
 }
 
-struct Verdict {
-  bool ok = true;
-  std::string text;
+struct Problem {
+  Case c;
+  Tensor x, w, b, dy;
+  std::vector<double> nx, nw, nb;  // finite differences for X, W, b
+  LinearGrads got;
+  std::string error;  // the learner's code threw
 };
 
-// Compares one gradient; says what is wrong if it is.
-Verdict judge(const char* name, const hg::Shape& want_shape, const Tensor& got,
-              const std::vector<double>& numeric, const char* hint) {
-  Verdict v;
-  char buf[512];
-  if (!got.defined()) {
-    v.ok = false;
-    std::snprintf(buf, sizeof buf, "  %s: not computed (the tensor is empty). %s\n", name, hint);
-    v.text = buf;
-    return v;
+Problem make_problem(const Case& c, hg::Generator& gen) {
+  Problem p{c, Tensor::randn({c.n, c.in}, gen, hg::DType::F64), Tensor::randn({c.out, c.in}, gen, hg::DType::F64),
+            Tensor::randn({c.out}, gen, hg::DType::F64), Tensor::randn({c.n, c.out}, gen, hg::DType::F64),
+            {}, {}, {}, {}, {}};
+  std::vector<double> xv = p.x.to_double_vector(), wv = p.w.to_double_vector(), bv = p.b.to_double_vector(),
+                      dyv = p.dy.to_double_vector();
+  const double h = 1e-6;
+  auto numeric = [&](std::vector<double>& theta) {
+    std::vector<double> out(theta.size());
+    for (size_t i = 0; i < theta.size(); ++i) {
+      const double keep = theta[i];
+      theta[i] = keep + h;
+      const double up = weighted_output(xv, wv, bv, dyv, c);
+      theta[i] = keep - h;
+      const double down = weighted_output(xv, wv, bv, dyv, c);
+      theta[i] = keep;
+      out[i] = (up - down) / (2 * h);
+    }
+    return out;
+  };
+  p.nx = numeric(xv);
+  p.nw = numeric(wv);
+  p.nb = numeric(bv);
+  try {
+    p.got = linear_backward(p.x.clone(), p.w.clone(), p.dy.clone());
+  } catch (const std::exception& e) {
+    p.error = e.what();
   }
+  return p;
+}
+
+bool matches(const std::vector<double>& got, const std::vector<double>& want, double factor = 1.0) {
+  if (got.size() != want.size()) return false;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(got[i] - factor * want[i]) <= 1e-7 + 1e-6 * std::fabs(factor * want[i]))) return false;
+  return true;
+}
+
+// One gradient of one problem: "" when right.
+std::string judge(const char* name, const char* of, const hg::Shape& want_shape, const Tensor& got,
+                  const std::vector<double>& numeric, const Case& c) {
+  const std::string where = format("(N = %lld, in = %lld, out = %lld) ", (long long)c.n, (long long)c.in,
+                                   (long long)c.out);
+  if (!got.defined()) return where + name + " was not computed (an empty tensor).";
   if (got.shape() != want_shape) {
-    v.ok = false;
-    v.text = std::string("  ") + name + ": has shape " + hg::shape_str(got.shape()) + ", should be " +
-             hg::shape_str(want_shape) + " (a gradient has the shape of what it is the gradient of). " + hint + "\n";
-    return v;
+    std::string s = where + format("%s has shape %s; %s has shape %s, and a gradient always has the shape of "
+                                   "what it is the gradient of: one number per number of %s.",
+                                   name, hg::shape_str(got.shape()).c_str(), of,
+                                   hg::shape_str(want_shape).c_str(), of);
+    if (got.shape().size() == 2 && want_shape.size() == 2 && got.shape()[0] == want_shape[1] &&
+        got.shape()[1] == want_shape[0])
+      s += "\nYours is transposed: its rows and columns are swapped.";
+    return s;
   }
-  const std::vector<double> g = got.to_double_vector();
-  double worst = 0;
-  size_t at = 0;
+  const std::vector<double> g = got.to(hg::DType::F64).to_double_vector();
+  if (matches(g, numeric)) return "";
   bool all_zero = true;
+  for (double v : g) all_zero = all_zero && v == 0;
+  if (all_zero)
+    return where + format("%s is all zeros: still the TODO. Each number of %s moves some outputs Y[n][o]; "
+                          "the loss feels it through each of them, weighted by dY.", name, of);
+  if (c.n > 1 && matches(g, numeric, 1.0 / double(c.n)))
+    return where + format("%s is %lld times too small: you averaged over the batch. Every row n of the "
+                          "batch uses the same %s, and the loss (here Σ dY ⊙ Y) feels it through every row: "
+                          "the contributions add up. (Averaging over the batch belongs to the loss, which "
+                          "already put 1/N into dY.)", name, (long long)c.n, of);
+  size_t at = 0;
+  double worst = -1;
   for (size_t i = 0; i < g.size(); ++i) {
-    if (g[i] != 0) all_zero = false;
     const double d = std::fabs(g[i] - numeric[i]) / (1e-7 + 1e-6 * std::fabs(numeric[i]));
     if (!(d <= worst)) worst = d, at = i;
   }
-  if (worst <= 1.0) {
-    std::snprintf(buf, sizeof buf, "  %s: correct (max |difference| from finite differences %.1e)\n", name,
-                  std::fabs(g[at] - numeric[at]));
-    v.text = buf;
-    return v;
-  }
-  v.ok = false;
-  if (all_zero) {
-    std::snprintf(buf, sizeof buf, "  %s: all zeros — still the TODO? %s\n", name, hint);
-  } else {
-    std::snprintf(buf, sizeof buf,
-                  "  %s: wrong. Element %zu is %.6f, finite differences say %.6f. %s\n", name, at,
-                  g[at], numeric[at], hint);
-  }
-  v.text = buf;
-  return v;
+  return where + format("%s is wrong: element %zu is %.6f, finite differences say %.6f. Write Y[n][o] out "
+                        "as a sum and find every term in which that number of %s appears.",
+                        name, at, g[at], numeric[at], of);
 }
 
 }  // namespace
 
-int main() {
-  std::printf("Checking linear_backward (exercise.cpp) against finite differences in F64\n\n");
-  struct Case { int64_t n, in, out; };
-  const Case cases[] = {{1, 1, 1}, {3, 4, 2}, {5, 2, 6}, {8, 16, 10}};
-  bool all_ok = true;
+int main(int argc, char** argv) {
+  grader::Grader g({"02", "the backward pass of a linear layer", "02_fp32_training", "Exercise"}, argc, argv);
+  g.own_code_only({{"hg::linear", "the engine's linear op, whose backward autograd would run"},
+                   {"hg::nn::Linear::", "the engine's Linear layer"},
+                   {"hg::Tensor::backward", "autograd, which runs the engine's own linear backward"},
+                   {"hg::backward", "autograd, which runs the engine's own linear backward"}});
   hg::Generator gen(2024);
-  const double h = 1e-6;
-  for (const Case& c : cases) {
-    Tensor x = Tensor::randn({c.n, c.in}, gen, hg::DType::F64);
-    Tensor w = Tensor::randn({c.out, c.in}, gen, hg::DType::F64);
-    Tensor b = Tensor::randn({c.out}, gen, hg::DType::F64);
-    Tensor dy = Tensor::randn({c.n, c.out}, gen, hg::DType::F64);
-    std::printf("N = %lld, in = %lld, out = %lld\n", (long long)c.n, (long long)c.in, (long long)c.out);
-
-    LinearGrads g;
-    try {
-      g = linear_backward(x.clone(), w.clone(), dy.clone());
-    } catch (const std::exception& e) {
-      std::printf("  your linear_backward threw: %s\n\n", e.what());
-      all_ok = false;
-      continue;
+  std::vector<Problem> problems;
+  for (const Case& c : kCases) problems.push_back(make_problem(c, gen));
+  auto over_all_shapes = [&](auto judge_one) -> std::string {
+    for (const Problem& p : problems) {
+      if (!p.error.empty()) return "your linear_backward threw: " + p.error;
+      const std::string why = judge_one(p);
+      if (!why.empty()) return why;
     }
-
-    // Finite differences of L = Σ dY ⊙ Y for every number of X, W and b.
-    std::vector<double> xv = x.to_double_vector(), wv = w.to_double_vector(), bv = b.to_double_vector(),
-                        dyv = dy.to_double_vector();
-    auto numeric = [&](std::vector<double>& theta) {
-      std::vector<double> out(theta.size());
-      for (size_t i = 0; i < theta.size(); ++i) {
-        const double keep = theta[i];
-        theta[i] = keep + h;
-        const double up = weighted_output(xv, wv, bv, dyv, c.n, c.in, c.out);
-        theta[i] = keep - h;
-        const double down = weighted_output(xv, wv, bv, dyv, c.n, c.in, c.out);
-        theta[i] = keep;
-        out[i] = (up - down) / (2 * h);
-      }
-      return out;
-    };
-    const std::vector<double> nx = numeric(xv), nw = numeric(wv), nb = numeric(bv);
-
-    const Verdict vx = judge("dX", {c.n, c.in}, g.dx, nx,
-                             "Hint: dX[n][i] = sum over o of dY[n][o] * W[o][i], i.e. dY · W.");
-    const Verdict vw = judge("dW", {c.out, c.in}, g.dw, nw,
-                             "Hint: dW[o][i] = sum over the batch n of dY[n][o] * X[n][i], i.e. dYᵀ · X.");
-    const Verdict vb = judge("db", {c.out}, g.db, nb,
-                             "Hint: b is added to every row, so db sums dY over the rows (the batch).");
-    std::printf("%s%s%s", vx.text.c_str(), vw.text.c_str(), vb.text.c_str());
-    all_ok = all_ok && vx.ok && vw.ok && vb.ok;
-
-    // Second opinion: the engine's linear op through autograd must say the same as finite
-    // differences (if not, the bug is in the engine, not in your code).
-    Tensor xr = x.clone(), wr = w.clone(), br = b.clone();
-    xr.requires_grad_(true), wr.requires_grad_(true), br.requires_grad_(true);
-    hg::linear(xr, wr, br).backward(dy);
-    const Verdict ex = judge("engine dX", {c.n, c.in}, xr.grad(), nx, "");
-    const Verdict ew = judge("engine dW", {c.out, c.in}, wr.grad(), nw, "");
-    const Verdict eb = judge("engine db", {c.out}, br.grad(), nb, "");
-    if (!(ex.ok && ew.ok && eb.ok)) {
-      std::printf("  (the engine's own linear backward disagrees with finite differences:\n%s%s%s"
-                  "   that is a bug in framework/ops, not in your exercise)\n",
-                  ex.text.c_str(), ew.text.c_str(), eb.text.c_str());
-    }
-    std::printf("\n");
-  }
-  std::printf(all_ok ? "PASS: your linear backward is right for every shape.\n"
-                     : "NOT YET: fix what is marked above, rebuild, and run ./lab check 02 again.\n");
-  return all_ok ? 0 : 1;
+    return "";
+  };
+  g.check("dX, for four shapes", [&] {
+    return over_all_shapes([](const Problem& p) { return judge("dX", "X", {p.c.n, p.c.in}, p.got.dx, p.nx, p.c); });
+  });
+  g.check("dW, for four shapes", [&] {
+    return over_all_shapes([](const Problem& p) { return judge("dW", "W", {p.c.out, p.c.in}, p.got.dw, p.nw, p.c); });
+  });
+  g.check("db, for four shapes", [&] {
+    return over_all_shapes([](const Problem& p) { return judge("db", "b", {p.c.out}, p.got.db, p.nb, p.c); });
+  });
+  return g.finish();
 }

@@ -8,16 +8,17 @@
 //   dW (out, in): ... with each weight
 //   db (out):     ... with each bias
 //
-// Work it out from the sum above: Y[n][o] depends on W[o][i] through X[n][i], on X[n][i]
-// through W[o][i] (for every o), and on b[o] with slope 1 (for every n). Add up every path.
-// Then check the shapes: each gradient has the shape of the thing it is the gradient of.
+// Work it out from the sum above, one number at a time: which outputs Y[n][o] does this
+// X[n][i] (or W[o][i], or b[o]) take part in, and with what slope? The loss feels the
+// number through every one of those outputs, and the contributions add up.
 //
 // Two ways to write it, both fine:
 //   - loops over x.data<double>(), w.data<double>(), dy.data<double>() into
 //     hg::Tensor::zeros({...}, hg::DType::F64) results, or
 //   - the engine's ops: hg::matmul(a, b, trans_a, trans_b), hg::sum(t, dim)
 //     (#include "framework/ops/ops.h").
-// The checker compares your answer with finite differences. Run: ./lab check 02
+// Autograd (hg::linear(...).backward()) is what you are writing: the checker refuses it.
+// It compares your answer with finite differences. Run: ./lab check 02
 #include "lessons/02_fp32_training/exercise.h"
 
 #include "framework/ops/ops.h"
@@ -25,11 +26,11 @@
 LinearGrads linear_backward(const hg::Tensor& x, const hg::Tensor& w, const hg::Tensor& dy) {
   const int64_t n = x.size(0), in = x.size(1), out = w.size(0);
   LinearGrads g;
-  // TODO: dX = ?    (N, in)
+  // TODO: dX    (N, in)
   g.dx = hg::Tensor::zeros({n, in}, hg::DType::F64);
-  // TODO: dW = ?    (out, in)
+  // TODO: dW    (out, in)
   g.dw = hg::Tensor::zeros({out, in}, hg::DType::F64);
-  // TODO: db = ?    (out)
+  // TODO: db    (out)
   g.db = hg::Tensor::zeros({out}, hg::DType::F64);
   (void)dy;
   return g;

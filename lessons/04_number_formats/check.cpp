@@ -2,9 +2,10 @@
 // float -> half conversion (framework/dtype/half.h, itself tested against the CPU's F16C
 // instructions on all 2^32 inputs).
 //
-// The inputs come in groups, easy first, and grading stops at the first group with a
-// mistake, showing the first failing input, the expected and the obtained bits, and a hint.
-// The last group is every float32 bit pattern: 4,294,967,296 inputs (OpenMP, a few seconds).
+// The inputs come in groups, easy first; grading stops at the first group with a mistake
+// and explains the first failing input: the bits expected and obtained and, in words, the
+// rule that was broken (truncation, a tie not sent to even, a lost subnormal, ...). The
+// last group is every float32 bit pattern: 4,294,967,296 inputs (OpenMP, seconds).
 //
 //   ./lab check 04             exit 0: all correct; exit 1: a mistake was found
 #include <omp.h>
@@ -14,19 +15,24 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "framework/dtype/half.h"
+#include "lessons/grader/grader.h"
 
 uint16_t student_float_to_half(float x);  // exercise.cpp
 
 namespace {
 
-uint32_t bits_of(float x) { uint32_t u; std::memcpy(&u, &x, 4); return u; }
+using grader::format;
+using grader::see;
+
 float float_of(uint32_t u) { float x; std::memcpy(&x, &u, 4); return x; }
 bool is_half_nan(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0; }
+double half_value(uint16_t magnitude) {  // of the magnitude bits; 0x7c00 counts as 65536 here
+  return magnitude == 0x7c00 ? 65536.0 : double(hg::half_bits_to_float(magnitude));
+}
 
 // Right answer? A NaN may come back as any NaN with the right sign.
 bool correct(float x, uint16_t got, uint16_t expected) {
@@ -34,50 +40,77 @@ bool correct(float x, uint16_t got, uint16_t expected) {
   return got == expected;
 }
 
-// The most likely reason, in words.
-std::string hint(float x, uint16_t got, uint16_t expected) {
-  const uint32_t u = bits_of(x);
-  const uint32_t mant = u & 0x7fffff;
-  const float ax = std::fabs(x);
+// What went wrong, in words: the rule, not the code.
+std::string explain(float x, uint16_t got, uint16_t expected) {
+  std::string head = format("input %s: expected 0x%04x (%.9g), you gave 0x%04x (%.9g)\n",
+                            grader::show_float(x).c_str(), expected,
+                            double(hg::half_bits_to_float(expected)), got,
+                            double(hg::half_bits_to_float(got)));
   if (std::isnan(x))
-    return "NaN must stay NaN: exponent field 11111 and a mantissa that is not 0 (set the quiet "
-           "bit 0x0200), with the float's sign.";
-  if (std::isinf(x)) return "inf must become inf: sign | 0x7c00.";
+    return head + "A NaN must stay a NaN. FP16's NaN has the exponent field all ones and a mantissa "
+                  "that is not zero. The payload bits FP16 has room for may all be zero (here they "
+                  "are), and then the result is inf, not NaN: the hardware also sets the top "
+                  "mantissa bit (the \"quiet\" bit) of every NaN it converts.\n" +
+           see("## 1. Fields and bias");
+  if (std::isinf(x))
+    return head + "inf stays inf, with its sign: FP16 has an inf of its own.\n" + see("## 1. Fields and bias");
   if ((got & 0x8000) != (expected & 0x8000))
-    return "the sign is wrong: bit 31 of the float becomes bit 15 of the half, for every input, "
-           "zero included (-0.0 is 0x8000).";
-  if ((expected & 0x7fff) == 0x7c00)
-    return "overflow: this value is too large for FP16 and must become inf (0x7c00). Anything "
-           ">= 65520 rounds up past 65504, the largest FP16; 65520 itself is a tie, and ties go "
-           "to even, which here is the next binade: inf.";
-  if (ax < 0x1p-14f) {
-    if (ax <= 0x1p-25f)
-      return "underflow: values up to half of 2^-24 (the smallest subnormal) round to a signed "
-             "zero; exactly 2^-25 is a tie, and 0 is the even choice.";
-    return "subnormals: below 2^-14 the exponent field is 0 and the value is mantissa × 2^-24. "
-           "Put back the implicit 1 (mant | 0x800000), shift right by 14 - e, and round the "
-           "shifted-out bits to nearest, ties to even.";
+    return head + "The sign is wrong. The sign is a bit of its own in both formats and takes no part "
+                  "in rounding: -x has the bits of x with the sign bit set, for every input, zero "
+                  "included (-0.0 is a value of its own).\n" + see("## 1. Fields and bias");
+  const uint16_t want = expected & 0x7fff, gave = got & 0x7fff;
+  const double ax = std::fabs(double(x));
+  // The FP16 neighbours of |x|: down <= |x| < up (up = 0x7c00 above 65504).
+  const uint16_t down = half_value(want) > ax ? uint16_t(want - 1) : want;
+  const uint16_t up = uint16_t(down + 1);
+  const bool tie = (half_value(down) + half_value(up)) / 2 == ax;
+  if (want == 0x7c00)
+    return head + "Overflow: after rounding this value is larger than 65504, the largest finite "
+                  "FP16, so it must become inf. Every float from 65520 up rounds past 65504 (65520 "
+                  "is a tie between 65504 and 65536; ties go to the even one, 65536, which FP16 "
+                  "cannot hold: inf).\n" + see("### Overflow: why 65520 becomes inf in FP16");
+  if (gave == 0x7c00)
+    return head + "This value is not an overflow: it rounds to a finite FP16 (the largest is 65504).\n" +
+           see("### Overflow: why 65520 becomes inf in FP16");
+  if (ax < 0x1p-14) {
+    if (gave == 0 && want != 0)
+      return head + "FP16 has subnormal numbers: below 2^-14 (the smallest normal) the exponent field "
+                    "is 0, there is no implicit leading 1, and the values are the multiples of 2^-24. "
+                    "This input is one of them (after rounding), not zero.\n" + see("## 3. Subnormals");
+    if (want == 0)
+      return head + "Underflow: this value is at most 2^-25, half of the smallest subnormal 2^-24, so "
+                    "it rounds to a signed zero (exactly 2^-25 is a tie, and 0 is the even "
+                    "neighbour).\n" + see("### Underflow: why 2^-25 rounds to 0 and 2^-25 + ε to 2^-24");
   }
-  // A normal FP16: the top 10 mantissa bits are kept, the low 13 are rounded away.
-  const uint32_t dropped = mant & 0x1fff;
-  const uint32_t exp16 = ((u >> 23) & 0xff) - 127 + 15;
-  const uint16_t truncated = uint16_t((expected & 0x8000) | (exp16 << 10) | (mant >> 13));
-  if (got == truncated && expected == truncated + 1) {
-    if (dropped == 0x1000)
-      return "ties must round to even: the 13 dropped bits are exactly 1000000000000 (half way) "
-             "and the last kept bit is 1, so round up to make it 0.";
-    if ((truncated & 0x3ff) == 0x3ff)
-      return "a round-up carries out of the mantissa (1.1111111111 + 1 ulp = 10.0000000000) and "
-             "must increase the exponent. Adding 1 to the whole (exponent << 10 | mantissa) does it.";
-    return "round, don't truncate: when the 13 dropped bits are more than half (> 0x1000), add 1.";
+  const char* where = ax < 0x1p-14 ? " (here in the subnormal range, where the unit is 2^-24)" : "";
+  if (gave == down && want == up) {
+    if ((down & 0x3ff) == 0x3ff && gave != want && (gave & 0x7c00) == (want & 0x7c00))
+      return head + "A round-up from the largest mantissa (all ones) must carry into the exponent: "
+                    "1.1111111111 + one unit in the last place = 10.0000000000, the next power of two.\n" +
+             see("## 1. Fields and bias");
+    if (tie)
+      return head + format("An exact tie (the bits FP16 cannot keep are exactly half a unit) goes to the "
+                           "even neighbour, the one whose last mantissa bit is 0; here that is the upper "
+                           "one%s.\n", where) + see("## 1. Fields and bias");
+    return head + format("You truncated: the bits FP16 has no room for were dropped, which always rounds "
+                         "toward zero. Round to nearest: when the part that does not fit is more than "
+                         "half a unit of the last kept bit, the result is the next FP16 value up%s.\n",
+                         where) + see("## 1. Fields and bias");
   }
-  if (dropped == 0x1000)
-    return "ties must round to even: the 13 dropped bits are exactly half way; round up only when "
-           "the last kept bit is 1 (making it 0), otherwise keep it.";
-  if (got == expected + 1 || got + 1 == expected)
-    return "rounding: round to nearest — up when the dropped bits are more than half (> 0x1000), "
-           "down when less, and to even on an exact tie.";
-  return "the exponent: FP16 field = FP32 field - 127 + 15, and it goes in bits 10..14.";
+  if (gave == up && want == down) {
+    if (tie)
+      return head + format("An exact tie (the bits FP16 cannot keep are exactly half a unit) was rounded "
+                           "up, away from zero. Ties go to even: to the neighbour whose last mantissa bit "
+                           "is 0, here the lower one%s. Always rounding ties up biases every sum upward; "
+                           "ties to even cancel on average.\n", where) + see("## 1. Fields and bias");
+    return head + format("Rounded up although the part that does not fit is less than half a unit: the "
+                         "nearest FP16 value is the lower one%s.\n", where) + see("## 1. Fields and bias");
+  }
+  if ((gave & 0x7c00) != (want & 0x7c00) && ax >= 0x1p-14)
+    return head + "The exponent is wrong: FP16 stores the same power of two as FP32, written with its own "
+                  "bias (15 instead of 127), in its 5 exponent bits.\n" + see("## 1. Fields and bias");
+  return head + format("The nearest FP16 value to this float is the expected one%s; yours is %d units "
+                       "away.\n", where, int(gave) - int(want)) + see("## 1. Fields and bias");
 }
 
 struct Group {
@@ -135,38 +168,10 @@ std::vector<Group> make_groups() {
   return g;
 }
 
-void report_failure(float x, uint16_t got, uint16_t expected) {
-  std::printf("\n  first failing input: float %.9g   bits 0x%08x\n", double(x), bits_of(x));
-  std::printf("    expected 0x%04x  (%.9g)\n", expected, double(hg::half_bits_to_float(expected)));
-  std::printf("    you gave 0x%04x  (%.9g)\n", got, double(hg::half_bits_to_float(got)));
-  std::printf("  hint: %s\n", hint(x, got, expected).c_str());
-}
-
-}  // namespace
-
-int main() {
-  std::printf("Checking student_float_to_half (lessons/04_number_formats/exercise.cpp)\n"
-              "against halfgrad's float -> half conversion.\n\n");
-  for (const Group& group : make_groups()) {
-    for (float x : group.inputs) {
-      uint16_t expected = hg::float_to_half_bits(x);
-      uint16_t got = student_float_to_half(x);
-      if (!correct(x, got, expected)) {
-        std::printf("  FAIL  %s\n", group.name);
-        report_failure(x, got, expected);
-        std::printf("\nNot yet: fix this case in exercise.cpp and run ./lab check 04 again.\n");
-        return 1;
-      }
-    }
-    std::printf("  ok    %-48s (%zu inputs)\n", group.name, group.inputs.size());
-  }
-
-  // Every float32 bit pattern, in blocks; the expected bits come from the array conversion
-  // (the F16C instructions when the CPU has them, the same bits as the software path).
-  std::printf("  ...   every float32 bit pattern (4,294,967,296 inputs, %d threads)\n",
-              omp_get_max_threads());
-  std::fflush(stdout);
-  const auto t0 = std::chrono::steady_clock::now();
+// Every float32 bit pattern (every `stride`-th block of 65536 with --quick), in blocks, the
+// expected bits from the array conversion (the F16C instructions when the CPU has them, the
+// same bits as the software path). Returns the first failing pattern, or UINT64_MAX.
+uint64_t first_mistake_in_all_floats(int64_t stride) {
   constexpr uint64_t kBlock = 1 << 16;
   uint64_t first_bad = UINT64_MAX;
 #pragma omp parallel
@@ -174,7 +179,7 @@ int main() {
     std::vector<float> in(kBlock);
     std::vector<uint16_t> want(kBlock);
 #pragma omp for schedule(static)
-    for (int64_t b = 0; b < int64_t((uint64_t{1} << 32) / kBlock); ++b) {
+    for (int64_t b = 0; b < int64_t((uint64_t{1} << 32) / kBlock); b += stride) {
       const uint64_t base = uint64_t(b) * kBlock;
       for (uint64_t i = 0; i < kBlock; ++i) in[i] = float_of(uint32_t(base + i));
       hg::float_to_half_bits_n(in.data(), want.data(), kBlock);
@@ -187,16 +192,45 @@ int main() {
       }
     }
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (first_bad != UINT64_MAX) {
-    float x = float_of(uint32_t(first_bad));
-    std::printf("  FAIL  every float32 bit pattern\n");
-    report_failure(x, student_float_to_half(x), hg::float_to_half_bits(x));
-    std::printf("\nNot yet: fix this case in exercise.cpp and run ./lab check 04 again.\n");
-    return 1;
+  return first_bad;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  grader::Grader g({"04", "F32 -> F16, rounded to nearest even", "04_number_formats", "Exercise"}, argc, argv);
+  g.own_code_only(
+      {{"hg::float_to_half_bits", "halfgrad's own F32 -> F16 conversion"},
+       {"hg::float_to_half_bits_n", "halfgrad's F32 -> F16 conversion of arrays"},
+       {"hg::half::half(float)", "the hg::half constructor, which rounds with halfgrad's conversion"},
+       {"hg::convert_bits", "halfgrad's conversion between any two formats"},
+       {"hg::encode", "halfgrad's rounding of a value into any format"},
+       {"hg::cast", "the tensor cast, which rounds with halfgrad's conversion"},
+       {"hg::Tensor::to", "the tensor cast, which rounds with halfgrad's conversion"},
+       {"__truncsfhf2", "the compiler's _Float16 conversion"},
+       {"__truncdfhf2", "the compiler's _Float16 conversion"}},
+      {{"vcvtps2ph", "the CPU's F16C conversion"}});
+  g.stop_at_first_failure();
+  for (const Group& group : make_groups()) {
+    g.check(format("%s (%zu inputs)", group.name, group.inputs.size()), [&]() -> std::string {
+      for (float x : group.inputs) {
+        const uint16_t expected = hg::float_to_half_bits(x), got = student_float_to_half(x);
+        if (!correct(x, got, expected)) return explain(x, got, expected);
+      }
+      return "";
+    });
   }
-  std::printf("  ok    %-48s (%.1f s)\n", "every float32 bit pattern", seconds);
-  std::printf("\nPASS: your conversion gives the same bits as halfgrad's (and the hardware's) for "
-              "every float.\n");
-  return 0;
+  double seconds = 0;
+  const int64_t stride = g.quick() ? 64 : 1;
+  const bool all = g.check(g.quick() ? "every 64th block of float32 bit patterns (67,108,864 inputs, --quick)"
+                                     : "every float32 bit pattern (4,294,967,296 inputs)", [&]() -> std::string {
+    const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t bad = first_mistake_in_all_floats(stride);
+    seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (bad == UINT64_MAX) return "";
+    const float x = float_of(uint32_t(bad));
+    return explain(x, student_float_to_half(x), hg::float_to_half_bits(x));
+  });
+  if (all) g.note(format("(%.1f s on %d threads)", seconds, omp_get_max_threads()));
+  return g.finish();
 }

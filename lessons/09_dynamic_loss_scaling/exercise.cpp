@@ -1,22 +1,27 @@
-// Chapter 09 exercise — write the scaler's update rule (see exercise.h for the rule).
+// Chapter 09 exercise — the scaler's step and update (see exercise.h).
 //
-// state.scale is S, state.growth_tracker counts finite steps in a row. Return the new state.
-// The rule's fields: rule.growth_factor (2), rule.backoff_factor (0.5),
-// rule.growth_interval (2000), rule.min_scale, rule.max_scale.
+// Three decisions make a loss scaler safe, and each is yours here:
+//   - the optimizer must never see S·g, and never an inf: what happens to a step whose
+//     gradients overflowed, and what must stay untouched then?
+//   - clipping compares a norm with max_norm: which gradients, g or S·g, should that norm
+//     be of? (README "## The loop")
+//   - the rule: when does S shrink, when does it grow, what resets the counter?
+//     (README "## Why a sawtooth")
+// std::isfinite (<cmath>) is false for inf and NaN. hg::amp::clip_grad_norm_(opt.params(),
+// max_norm) clips every .grad together (framework/amp/unscale.h).
 // Run: ./lab check 09
 #include "lessons/09_dynamic_loss_scaling/exercise.h"
 
 #include <algorithm>
 #include <cmath>
 
-hg::amp::ScaleState student_next_scale(const hg::amp::ScaleState& state, bool found_inf,
-                                       const hg::amp::ScaleRule& rule) {
-  hg::amp::ScaleState next = state;
-  if (found_inf) {
-    // TODO: back off
-  } else {
-    // TODO: count the finite step; grow after growth_interval of them
-  }
-  // TODO: clamp to [rule.min_scale, rule.max_scale]
-  return next;
+#include "framework/amp/unscale.h"
+
+bool StudentScaler::step(hg::optim::Optimizer& opt, double max_norm) {
+  // TODO: unscale, look for inf/NaN, clip, and step — or skip.
+  return false;
+}
+
+void StudentScaler::update() {
+  // TODO: the scale rule.
 }

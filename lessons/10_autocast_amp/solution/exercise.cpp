@@ -1,22 +1,59 @@
 // Chapter 10 exercise — the reference solution.
+//
+//   attention_scores  a matrix product: tensor cores, F16/BF16 operands, F32 accumulation
+//                     inside the GEMM                                    -> LowerPrecision
+//   logsumexp         exp overflows F16 from x > 11.09, and the sum adds many numbers
+//                                                                        -> FP32
+//   softplus          exp again (softplus(15) needs exp(15) = 3.3e6)     -> FP32
+//   silu              element-wise, one input, bounded growth: as good in what arrives
+//                                                                        -> None
+//   lerp              element-wise on two inputs that may differ         -> Promote
 #include "lessons/10_autocast_amp/exercise.h"
 
 #include <stdexcept>
-#include <string>
 
-hg::amp::CastPolicy student_policy_for(std::string_view op_name) {
-  for (const auto& e : hg::amp::policy_table())
-    if (op_name == e.op) return e.policy;
-  throw std::invalid_argument("no autocast policy for op '" + std::string(op_name) + "'");
+#include "framework/amp/autocast.h"
+
+using hg::DType;
+using hg::amp::CastPolicy;
+
+CastPolicy student_policy(NewOp op) {
+  switch (op) {
+    case NewOp::AttentionScores: return CastPolicy::LowerPrecision;
+    case NewOp::LogSumExp: return CastPolicy::FP32;
+    case NewOp::Softplus: return CastPolicy::FP32;
+    case NewOp::SiLU: return CastPolicy::None;
+    case NewOp::Lerp: return CastPolicy::Promote;
+  }
+  throw std::invalid_argument("student_policy: unknown op");
 }
 
-hg::DType student_cast_dtype(hg::amp::CastPolicy policy, hg::DType input, hg::DType region) {
-  if (input == hg::DType::F64) return input;
+namespace {
+bool floating(DType d) { return d == DType::F16 || d == DType::BF16 || d == DType::F32; }
+
+// The wider of two floating dtypes; F16 and BF16 meet in F32 (neither holds the other).
+DType wider(DType a, DType b) {
+  if (a == b) return a;
+  if (a == DType::F64 || b == DType::F64) return DType::F64;
+  return DType::F32;
+}
+}  // namespace
+
+std::vector<hg::Tensor> student_autocast(CastPolicy policy, std::vector<hg::Tensor> inputs) {
+  if (!hg::amp::autocast_enabled()) return inputs;  // outside a region nothing changes
+  DType target = DType::F64;                        // F64: "leave it"
   switch (policy) {
-    case hg::amp::CastPolicy::LowerPrecision: return region;
-    case hg::amp::CastPolicy::FP32: return hg::DType::F32;
-    case hg::amp::CastPolicy::Promote:
-    case hg::amp::CastPolicy::None: return input;
+    case CastPolicy::LowerPrecision: target = hg::amp::autocast_dtype(); break;
+    case CastPolicy::FP32: target = DType::F32; break;
+    case CastPolicy::Promote: {
+      bool first = true;
+      for (const hg::Tensor& t : inputs)
+        if (t.defined()) target = first ? t.dtype() : wider(target, t.dtype()), first = false;
+      break;
+    }
+    case CastPolicy::None: return inputs;
   }
-  return input;
+  for (hg::Tensor& t : inputs)
+    if (t.defined() && floating(t.dtype()) && target != DType::F64) t = t.to(target);  // recorded
+  return inputs;
 }

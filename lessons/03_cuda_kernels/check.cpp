@@ -1,0 +1,167 @@
+// Grades the chapter 03 exercise (coalesced_element, warp_sum, block_sum in exercise.cpp).
+//
+// The grid is emulated: blocks and threads become loops, and the learner's map is asked for
+// the element of every thread. Coverage (each element of C exactly once) and coalescing
+// (128-byte lines touched by one warp's store) are counted. The warp sum runs on the
+// emulated shuffle of exercise.h, which counts its calls; sums of small integers must be
+// exact, sums of random floats within the F32 bound γ_n·Σ|x| of the exact sum, and the
+// same in every lane.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lessons/03_cuda_kernels/exercise.h"
+#include "lessons/grader/grader.h"
+
+using grader::format;
+using grader::see;
+
+namespace {
+
+constexpr int kBdx = 32, kBdy = 8;
+
+std::string coverage(int M, int N) {
+  std::vector<int> count(size_t(M) * N, 0);
+  const int gx = (N + kBdx - 1) / kBdx, gy = (M + kBdy - 1) / kBdy;
+  for (int by = 0; by < gy; ++by)
+    for (int bx = 0; bx < gx; ++bx)
+      for (int ty = 0; ty < kBdy; ++ty)
+        for (int tx = 0; tx < kBdx; ++tx) {
+          const Element e = coalesced_element(bx, by, tx, ty, kBdx, kBdy);
+          if (e.row < 0 || e.col < 0) return format("thread (%d, %d) of block (%d, %d) got C[%d][%d]: outside C.", tx, ty, bx, by, e.row, e.col);
+          if (e.row < M && e.col < N) ++count[size_t(e.row) * N + e.col];
+        }
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c)
+      if (count[size_t(r) * N + c] != 1)
+        return format("C is %d x %d, launched as a grid of %d x %d blocks of %d x %d threads: C[%d][%d] is "
+                      "computed by %d threads, not exactly 1. blockIdx and blockDim place the block in C, "
+                      "threadIdx places the thread inside the block. ",
+                      M, N, gx, gy, kBdx, kBdy, r, c, count[size_t(r) * N + c]) + see("## 1. Threads, blocks, warps");
+  return "";
+}
+
+std::string coalescing() {
+  const int N = 1024;
+  for (int by : {0, 5})
+    for (int bx : {0, 7})
+      for (int ty : {0, 3}) {
+        std::vector<long> lines;
+        Element first = coalesced_element(bx, by, 0, ty, kBdx, kBdy);
+        for (int tx = 0; tx < 32; ++tx) {
+          const Element e = coalesced_element(bx, by, tx, ty, kBdx, kBdy);
+          if (e.row != first.row || e.col != first.col + tx) {
+            for (int t = 0; t < 32; ++t) {
+              const Element f = coalesced_element(bx, by, t, ty, kBdx, kBdy);
+              lines.push_back((long(f.row) * N + f.col) / 32);  // 32 floats per 128-byte line
+            }
+            std::sort(lines.begin(), lines.end());
+            const long count = std::unique(lines.begin(), lines.end()) - lines.begin();
+            if (e.row == first.row && e.col == first.col)
+              return format("Block (%d, %d), ty = %d: lanes 0 and %d both compute C[%d][%d]: every thread of the "
+                            "warp must get an element of its own.", bx, by, ty, tx, e.row, e.col);
+            return format("Block (%d, %d), ty = %d: lane 0 stores C[%d][%d], lane %d stores C[%d][%d]. The warp's "
+                          "32 stores touch %ld different 128-byte lines of C (1024 x 1024 floats); 32 consecutive "
+                          "floats of one row would be 1 line, one memory transaction instead of %ld. Consecutive "
+                          "lanes (tx) should take consecutive columns. ",
+                          bx, by, ty, first.row, first.col, tx, e.row, e.col, count, count) +
+                   see("## 3. Rung 01 → 02: coalescing");
+          }
+        }
+      }
+  return "";
+}
+
+Warp lanes(const std::vector<float>& v, int offset = 0) {
+  Warp w;
+  for (int l = 0; l < 32; ++l) w.lane[l] = v[offset + l];
+  return w;
+}
+
+std::string check_warp(const std::vector<float>& v, bool exact) {
+  double sum = 0, bound = 0;
+  for (int l = 0; l < 32; ++l) sum += v[l], bound += std::fabs(v[l]);
+  bound *= 32 * std::ldexp(1.0, -24) / (1 - 32 * std::ldexp(1.0, -24));
+  g_shuffles = 0;
+  const Warp out = warp_sum(lanes(v));
+  if (g_shuffles == 0 && out.lane[0] != v[0])
+    return "No shuffle was used. A warp's lanes cannot read each other's registers: values move between "
+           "lanes only through shuffles (shfl_xor here, __shfl_xor_sync on the GPU). " + see("## 2. Reduction");
+  for (int l = 0; l < 32; ++l) {
+    const double got = out.lane[l];
+    if (exact ? got != sum : !(std::fabs(got - sum) <= bound)) {
+      std::string why = format("lane %d holds %.9g; the sum of the 32 values is %.9g.%s\n", l, got, sum,
+                               l == 0 ? "" : " (lane 0 may be right: every lane must hold the sum.)");
+      if (g_shuffles == 0)
+        return why + "Still the TODO? Values move between lanes only through shuffles (shfl_xor here, "
+                     "__shfl_xor_sync on the GPU). " + see("## 2. Reduction");
+      if (g_shuffles < 5)
+        return why + format("%d shuffle steps: each step doubles the number of values a lane's sum covers, so "
+                            "32 values need 5 (masks 16, 8, 4, 2, 1). ", g_shuffles) + see("## 2. Reduction");
+      return why + "Each step adds to every lane the value of its partner lane l ^ mask, with a different mask "
+                   "each time, so that the partners cover all 32 lanes. " + see("## 2. Reduction");
+    }
+    if (out.lane[l] != out.lane[0])
+      return format("lane %d holds %.9g but lane 0 holds %.9g: with the butterfly every lane adds the same two "
+                    "numbers at every step, so all lanes end with the same bits.", l, double(out.lane[l]),
+                    double(out.lane[0]));
+  }
+  if (g_shuffles != 5)
+    return format("The sum is right, with %d shuffles; the butterfly needs exactly 5 (log2 32): every shuffle is "
+                  "an instruction every lane of the warp executes.", g_shuffles);
+  return "";
+}
+
+std::string check_block(const std::vector<float>& x, bool exact) {
+  double sum = 0, bound = 0;
+  for (float v : x) sum += v, bound += std::fabs(v);
+  bound *= 256 * std::ldexp(1.0, -24) / (1 - 256 * std::ldexp(1.0, -24));
+  g_shuffles = 0;
+  const double got = block_sum(x.data());
+  if (exact ? got != sum : !(std::fabs(got - sum) <= bound))
+    return format("block_sum gave %.9g; the sum of the 256 values is %.9g. Each of the 8 warps sums its 32 "
+                  "values and writes the result to its slot of shared memory; then one warp sums the 8 slots.",
+                  got, sum);
+  if (g_shuffles < 40)
+    return format("The sum is right, but only %d shuffles were made: 8 warps of 32 threads each reduce their "
+                  "own values with warp_sum (5 shuffles each) before meeting in shared memory.", g_shuffles);
+  return "";
+}
+
+std::vector<float> small_integers(int n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<float> v(n);
+  for (float& x : v) x = float(int(rng() % 9) - 4);
+  return v;
+}
+
+std::vector<float> random_floats(int n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1000.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  grader::Grader g({"03", "a thread map and a warp-shuffle reduction", "03_cuda_kernels", "1. Threads, blocks, warps"}, argc, argv);
+  g.own_code_only({{"hg::cuda::gemm::coalesced_coord", "the ladder's own rung-02 map (cuda/gemm/layout.h)"},
+                   {"hg::cuda::gemm::naive_coord", "the ladder's own rung-01 map (cuda/gemm/layout.h)"}});
+  g.check("every element of C (100 x 70, and 1024 x 1024) is computed by exactly one thread",
+          [] { std::string why = coverage(100, 70); return why.empty() ? coverage(1024, 1024) : why; });
+  g.check("a warp's 32 lanes store 32 consecutive floats of one row (one 128-byte line)", coalescing);
+  g.check("warp_sum of small integers: every lane holds the exact sum",
+          [] { return check_warp(small_integers(32, 1), true); });
+  g.check("warp_sum of random floats: every lane the same bits, within the F32 bound",
+          [] { return check_warp(random_floats(32, 2), false); });
+  g.check("block_sum of 256 values (small integers exact; random floats within the F32 bound)", [] {
+    std::string why = check_block(small_integers(256, 3), true);
+    return why.empty() ? check_block(random_floats(256, 4), false) : why;
+  });
+  return g.finish();
+}

@@ -1,0 +1,71 @@
+# The graders, graded (included by tests/CMakeLists.txt; hg_add_grader comes from
+# lessons/CMakeLists.txt).
+#
+# Never the learner's exercise.cpp: `./lab test` must be green whether the exercises are
+# untouched, half-written or solved. Every grader here is built from a scratch copy
+# (build/tests/exercises/<variant>/lessons/NN_slug/) of the chapter's check.cpp and
+# exercise.h, with one of these in the place of exercise.cpp:
+#   lessons/NN_slug/solution/exercise.cpp   must pass                 exercises_solutions_pass
+#   tests/exercises/untouched/NN_slug.cpp   must fail with score 0    exercises_untouched_fail
+#                                           (the exercise as shipped: keep it equal to
+#                                            lessons/NN_slug/exercise.cpp when changing either)
+#   tests/exercises/wrong/NN_what.cpp       must fail, with an explanation matching its
+#                                           "// expect: REGEX" line   exercise_NN_what_is_rejected
+get_property(_hg_chapters GLOBAL PROPERTY HG_EXERCISE_CHAPTERS)
+set(_hg_scratch ${CMAKE_BINARY_DIR}/tests/exercises)
+set(_hg_solved "")
+set(_hg_untouched "")
+foreach(dir ${_hg_chapters})
+  get_filename_component(slug ${dir} NAME)
+  string(SUBSTRING ${slug} 0 2 nn)
+  hg_add_grader(TARGET exercise_${nn}_solved CHAPTER ${dir} EXERCISE ${dir}/solution/exercise.cpp
+                SCRATCH ${_hg_scratch}/solved)
+  list(APPEND _hg_solved $<TARGET_FILE:exercise_${nn}_solved>)
+  if(NOT EXISTS ${CMAKE_CURRENT_LIST_DIR}/untouched/${slug}.cpp)
+    message(FATAL_ERROR "tests/exercises/untouched/${slug}.cpp is missing: a copy of "
+                        "lessons/${slug}/exercise.cpp as shipped, which the tests grade")
+  endif()
+  hg_add_grader(TARGET exercise_${nn}_untouched CHAPTER ${dir}
+                EXERCISE ${CMAKE_CURRENT_LIST_DIR}/untouched/${slug}.cpp SCRATCH ${_hg_scratch}/untouched)
+  list(APPEND _hg_untouched $<TARGET_FILE:exercise_${nn}_untouched>)
+
+  file(GLOB _hg_wrong CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/wrong/${nn}_*.cpp)
+  foreach(wrong ${_hg_wrong})
+    get_filename_component(name ${wrong} NAME_WE)
+    file(STRINGS ${wrong} expect REGEX "^// expect: ")
+    list(LENGTH expect n_expect)
+    if(NOT n_expect EQUAL 1)
+      message(FATAL_ERROR "${wrong}: needs exactly one line '// expect: REGEX' (the message the grader must give)")
+    endif()
+    string(REGEX REPLACE "^// expect: " "" expect "${expect}")
+    hg_add_grader(TARGET exercise_wrong_${name} CHAPTER ${dir} EXERCISE ${wrong}
+                  SCRATCH ${_hg_scratch}/wrong_${name})
+    add_test(NAME exercise_${name}_is_rejected
+             COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/expect_rejected.sh "${expect}"
+                     $<TARGET_FILE:exercise_wrong_${name}>)
+    set_tests_properties(exercise_${name}_is_rejected PROPERTIES LABELS "exercise")
+  endforeach()
+endforeach()
+
+# Every solution copied over a scratch copy of the exercises: every grader passes.
+add_test(NAME exercises_solutions_pass COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/grade_all.sh pass ${PROJECT_SOURCE_DIR} ${_hg_solved})
+# Every exercise as shipped: every grader fails, scores 0 (a check a stub passes grades nothing),
+# and its closing line sends the learner to a heading the README has.
+add_test(NAME exercises_untouched_fail COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/grade_all.sh fail ${PROJECT_SOURCE_DIR} ${_hg_untouched})
+# Every README heading a grader's explanations cite exists.
+add_test(NAME exercises_cited_readme_sections_exist
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cited_sections.sh ${_hg_chapters})
+set_tests_properties(exercises_solutions_pass exercises_untouched_fail exercises_cited_readme_sections_exist
+                     PROPERTIES LABELS "exercise")
+
+# The `./lab check` command itself (lab_check.sh says what it checks), on a scratch root with
+# a fake cmake and two of the graders above.
+add_executable(exercises_report_check ${CMAKE_CURRENT_LIST_DIR}/report_check.cpp)
+target_link_libraries(exercises_report_check PRIVATE nlohmann_json::nlohmann_json hg_warnings)
+if(TARGET exercise_01_solved AND TARGET exercise_02_untouched)
+  add_test(NAME lab_check_command
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/lab_check.sh ${PROJECT_SOURCE_DIR}/lab
+                   $<TARGET_FILE:exercise_01_solved> $<TARGET_FILE:exercise_02_untouched>
+                   $<TARGET_FILE:exercises_report_check>)
+  set_tests_properties(lab_check_command PROPERTIES LABELS "exercise")
+endif()

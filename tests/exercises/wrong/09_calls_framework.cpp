@@ -1,0 +1,38 @@
+// A wrong answer: halfgrad's scale rule does the update.
+// expect: exercise\.cpp calls hg::amp::next_scale
+#include "lessons/09_dynamic_loss_scaling/exercise.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "framework/amp/scale_rule.h"
+#include "framework/amp/unscale.h"
+
+bool StudentScaler::step(hg::optim::Optimizer& opt, double max_norm) {
+  // 1. Unscale every gradient (S·g -> g), noting any inf/NaN. Keep going after one: a
+  //    skipped step must not leave half the gradients unscaled for someone to reuse.
+  const float inv = float(1.0 / double(scale_));
+  found_inf_ = false;
+  for (const hg::Tensor& p : opt.params()) {
+    hg::Tensor g = p.grad();
+    if (!g.defined()) continue;
+    float* d = g.data<float>();
+    for (int64_t i = 0; i < g.numel(); ++i) {
+      if (!std::isfinite(d[i])) found_inf_ = true;
+      d[i] *= inv;
+    }
+  }
+  // 2. Overflowed: skip. Parameters and optimizer state stay bit for bit as they were.
+  if (found_inf_) return false;
+  // 3. Clip the TRUE gradients (after unscaling: before it, the norm would be S·‖g‖).
+  if (max_norm > 0) hg::amp::clip_grad_norm_(opt.params(), max_norm);
+  opt.step();
+  return true;
+}
+
+void StudentScaler::update() {
+  const hg::amp::ScaleState next = hg::amp::next_scale({scale_, growth_tracker_}, found_inf_, rule_);
+  scale_ = next.scale;
+  growth_tracker_ = next.growth_tracker;
+  found_inf_ = false;
+}

@@ -1,0 +1,27 @@
+// A wrong answer for part 2: F16 overflows, but the learning rate makes BF16 blow up too.
+// expect: BF16 blew up too
+#include "lessons/11_bfloat16/exercise.h"
+
+#include <cstring>
+
+// 1. BF16 is FP32 with the low 16 mantissa bits rounded away. Same exponent field, same
+//    bias: no re-biasing, no overflow check (a carry out of the mantissa moves into the
+//    exponent, and the largest finite float rounds up to inf by itself), and FP32's
+//    subnormals are BF16's subnormals — one rounding covers every finite input. Only NaN
+//    is special: its top 7 payload bits may all be 0, so the quiet bit 0x0040 is set.
+uint16_t student_float_to_bf16(float x) {
+  uint32_t f;
+  std::memcpy(&f, &x, sizeof f);
+  if ((f & 0x7f800000u) == 0x7f800000u && (f & 0x7fffffu) != 0)  // NaN stays NaN
+    return uint16_t((f >> 16) | 0x0040);
+  uint32_t kept = f >> 16, dropped = f & 0xffffu;
+  if (dropped > 0x8000u || (dropped == 0x8000u && (kept & 1))) kept += 1;
+  return uint16_t(kept);
+}
+
+// 2. Images multiplied by 200 (normalized pixels reach about 2.8, so inputs near 560)
+//    make the first layer's outputs pass 65504 for many images: inf in F16, and the
+//    GradScaler can only skip those steps. BF16's range ends near 3.4e38: the same
+//    activations are ordinary numbers. But the gradients are 200 times larger too, so
+//    lr 0.05 would blow the weights up in BF16 as well: lr 0.001 keeps the steps sane.
+Bf16Run student_bf16_wins() { return {1000.0, 0.001}; }
