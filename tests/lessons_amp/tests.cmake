@@ -1,13 +1,5 @@
 # Chapters 06–11 (included by tests/CMakeLists.txt; targets come from lessons/CMakeLists.txt).
-#
-# Each exercise as shipped (TODOs) must be graded failing: a grader that passes the TODO
-# version grades nothing. The solutions pass (check_NN_solution, registered by lessons/).
-foreach(nn 08 09 10)
-  if(TARGET check_${nn})
-    add_test(NAME check_${nn}_unsolved_fails COMMAND check_${nn})
-    set_tests_properties(check_${nn}_unsolved_fails PROPERTIES WILL_FAIL TRUE LABELS "lesson")
-  endif()
-endforeach()
+# (The exercise graders are tested in tests/exercises/.)
 
 # Bad flags exit 2 with a message (CLI11 or the chapter's own check).
 foreach(nn 07 08 09 10 11)

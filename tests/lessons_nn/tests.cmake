@@ -6,13 +6,6 @@ if(TARGET lesson_01)
   set_tests_properties(lesson_01_gradients_agree PROPERTIES LABELS "lesson")
 endif()
 
-# The exercise as shipped (TODOs) must fail its grader; the solution passes (check_02_solution,
-# registered by lessons/CMakeLists.txt). Together they show the grader can tell them apart.
-if(TARGET check_02)
-  add_test(NAME check_02_unsolved_fails COMMAND check_02)
-  set_tests_properties(check_02_unsolved_fails PROPERTIES WILL_FAIL TRUE LABELS "lesson")
-endif()
-
 if(TARGET lesson_02)
   # The whole chapter pipeline on a slice of FashionMNIST: data, training, evaluation, report,
   # run log, and the RESULT line benchmarks parse.
