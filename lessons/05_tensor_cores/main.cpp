@@ -24,6 +24,7 @@
 #include "cuda/gemm/validate.h"
 #include "framework/cpu/gemm.h"
 #include "framework/dtype/half.h"
+#include "framework/train/cli.h"
 
 #if HG_WITH_CUDA
 #include "cuda/gemm/ladder.h"
@@ -226,11 +227,7 @@ void on_gpu() {
 
 int main(int argc, char** argv) {
   CLI::App app{"Chapter 05: tensor cores — fragment numerics, WMMA, the rungs 05-07"};
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  HG_PARSE_FLAGS(app, argc, argv);  // no flags but --help: anything else is one line, exit code 2
   one_fragment();
   why_f32_accumulation();
   summation_order();

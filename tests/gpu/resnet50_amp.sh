@@ -19,13 +19,13 @@ L10="$BUILD/lessons/lesson_10"
 mkdir -p "$BUILD/logs"
 echo "ResNet-50, FashionMNIST, $EPOCHS epochs, $(date -u '+%Y-%m-%d %H:%M UTC')"
 "$L10" --device cuda --model resnet50 --epochs "$EPOCHS" --limit-train -1 --limit-test -1 \
-  --lr 0.01 --batch-size 128 --runs fp32,amp_f16 --run-name resnet50_amp --per-class --stats-every 0 \
+  --lr 0.01 --batch-size 128 --runs fp32,amp_f16 --run-name resnet50_amp --overwrite --per-class --stats-every 0 \
   2>&1 | tee "$BUILD/logs/resnet50_amp.log"
 rc=${PIPESTATUS[0]}
 echo
 echo "AMP at twice the batch (256), one epoch: its peak GPU memory next to FP32's at 128 above"
 "$L10" --device cuda --model resnet50 --epochs 1 --limit-train -1 --limit-test -1 \
-  --lr 0.02 --batch-size 256 --runs amp_f16 --run-name resnet50_amp_b256 --stats-every 0 \
+  --lr 0.02 --batch-size 256 --runs amp_f16 --run-name resnet50_amp_b256 --overwrite --stats-every 0 \
   2>&1 | tee "$BUILD/logs/resnet50_amp_b256.log" | grep -E "^RESULT|GPU memory"
 rc2=${PIPESTATUS[0]}
 [ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$BUILD"/logs/resnet50_amp*.log "$OUT"/

@@ -94,20 +94,20 @@ fi
 
 L="$BUILD/lessons"
 if want chapter02; then
-  step chapter02_cuda 240 "$L/lesson_02" --device cuda
+  step chapter02_cuda 240 "$L/lesson_02" --device cuda --overwrite
   grep -E '^RESULT' "$LOGS/chapter02_cuda.log" | note
 fi
 
 if want chapter10; then
   step chapter10_resnet50_cuda 180 "$L/lesson_10" --device cuda --model resnet50 --epochs 1 \
-    --limit-train 10000 --limit-test 2000 --lr 0.01 --runs fp32,amp_f16 --run-name gpu_resnet50 --stats-every 0
+    --limit-train 10000 --limit-test 2000 --lr 0.01 --runs fp32,amp_f16 --run-name gpu_resnet50 --overwrite --stats-every 0
   grep -E '^RESULT|vs fp32|GPU memory' "$LOGS/chapter10_resnet50_cuda.log" | note
 fi
 
 if want chapters; then
   for nn in 06 09 11; do
     step "chapter${nn}_cuda" 60 "$L/lesson_$nn" --device cuda --limit-train 5000 --limit-test 1000 \
-      --epochs 1 --run-name "gpu_$nn"
+      --epochs 1 --run-name "gpu_$nn" --overwrite
     grep -E '^RESULT' "$LOGS/chapter${nn}_cuda.log" | note
   done
 fi
