@@ -100,8 +100,7 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
   // ---- 4. resume --------------------------------------------------------------------------
   hg::train::TrainingState state;
   if (!flags.resume.empty()) {
-    state = hg::train::load_training_checkpoint(flags.resume, *model, &opt);
-    loader.set_state_json(state.loader);
+    state = hg::train::load_training_checkpoint(flags.resume, *model, &opt, &loader);  // all or nothing
     std::printf("resumed from %s: step %lld, epoch %lld, batch %lld of it\n", flags.resume.c_str(),
                 (long long)state.step, (long long)state.epoch + 1, (long long)state.batch_in_epoch);
   }

@@ -147,7 +147,7 @@ void save_checkpoint(const std::string& path, const hg::nn::Module& model,
 // Restores everything save_checkpoint wrote; returns the training state (with the scaler's).
 hg::train::TrainingState load_checkpoint(const std::string& path, hg::nn::Module& model,
                                          std::vector<hg::nn::NamedTensor>& master_named,
-                                         hg::optim::Optimizer& opt) {
+                                         hg::optim::Optimizer& opt, hg::DataLoader& loader) {
   const hg::io::Checkpoint ckpt = hg::io::load_checkpoint(path);
   if (!ckpt.meta.contains("train") || !ckpt.meta["train"].contains("extra") ||
       !ckpt.meta["train"]["extra"].contains("grad_scaler"))
@@ -156,7 +156,7 @@ hg::train::TrainingState load_checkpoint(const std::string& path, hg::nn::Module
   for (const auto& m : master_named)
     if (!ckpt.has("master." + m.name))
       throw std::runtime_error(path + ": holds no master weight 'master." + m.name + "'");
-  hg::train::TrainingState state = hg::train::restore_checkpoint(ckpt, model, &opt);
+  hg::train::TrainingState state = hg::train::restore_checkpoint(ckpt, model, &opt, &loader);
   for (auto& m : master_named) hg::io::load_into(ckpt, "master." + m.name, m.tensor);
   return state;
 }
@@ -164,10 +164,11 @@ hg::train::TrainingState load_checkpoint(const std::string& path, hg::nn::Module
 // What a checkpoint records and --resume checks (framework/train/resume.h): the flags that
 // decide which batches the run sees and what each step does.
 nlohmann::json recorded_flags(const hg::train::CommonFlags& f, int epochs, double init_scale,
-                              int64_t growth_interval, double clip) {
+                              int64_t growth_interval, double clip, double min_scale, double max_scale) {
   return {{"--model", f.model}, {"--epochs", epochs}, {"--seed", f.seed}, {"--batch-size", f.batch_size},
           {"--lr", f.lr}, {"--momentum", f.momentum}, {"--limit-train", f.limit_train},
-          {"--init-scale", init_scale}, {"--growth-interval", growth_interval}, {"--clip", clip}};
+          {"--init-scale", init_scale}, {"--growth-interval", growth_interval}, {"--clip", clip},
+          {"--min-scale", min_scale}, {"--max-scale", max_scale}};
 }
 
 struct RunResult {
@@ -223,13 +224,10 @@ std::string run_name(const hg::train::CommonFlags& f, const std::string& precisi
 
 RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
                 int epochs,
-                int64_t stats_every, double loss_scale, int64_t growth_interval, double clip, const hg::data::ImageDataset& train_ds,
+                int64_t stats_every, const hg::amp::ScaleRule& rule, double clip, const hg::data::ImageDataset& train_ds,
                 const hg::data::ImageDataset& test_ds) {
   const bool half = precision == "fp16_naive";
   const bool master_weights = precision == "master_weights" || precision == "dynamic_scale";
-  hg::amp::ScaleRule rule;
-  rule.init_scale = float(loss_scale);
-  rule.growth_interval = growth_interval;
   hg::amp::GradScaler scaler(rule, /*enabled=*/precision == "dynamic_scale");
   const DType dtype = (half || master_weights) ? DType::F16 : DType::F32;
   hg::Generator gen(f.seed);
@@ -257,16 +255,16 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
                              {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
                              {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
                                        {"lr", f.lr}, {"momentum", f.momentum},
-                                       {"limit_train", f.limit_train}, {"init_scale", loss_scale}, {"growth_interval", growth_interval}, {"clip", clip},
+                                       {"limit_train", f.limit_train}, {"init_scale", rule.init_scale}, {"growth_interval", rule.growth_interval}, {"clip", clip},
+                                       {"min_scale", rule.min_scale}, {"max_scale", rule.max_scale},
                                        {"resume", f.resume}}}},
                      /*append=*/!f.resume.empty());  // a resumed run continues its log
   hg::DataLoader loader(train_ds, {f.batch_size, true, false, f.seed});
   hg::amp::GradStatsLogger stats(stats_every);
   hg::train::TrainingState resumed;
   if (!f.resume.empty()) {  // main() allows it for the dynamic_scale run only
-    resumed = load_checkpoint(f.resume, *model, master_named, sgd32);
+    resumed = load_checkpoint(f.resume, *model, master_named, sgd32, loader);
     scaler.load_state_dict(resumed.extra.at("grad_scaler"));
-    loader.set_state_json(resumed.loader);
     std::printf("  resumed from %s: step %lld, epoch %lld, scale %g, growth tracker %lld\n",
                 f.resume.c_str(), (long long)resumed.step, (long long)resumed.epoch + 1,
                 scaler.get_scale(), (long long)scaler.growth_tracker());
@@ -338,7 +336,8 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
       s.generators["init"] = gen.state();
       s.extra["grad_scaler"] = scaler.state_dict();
       s.extra["lesson"] = "09_dynamic_loss_scaling";
-      s.extra["flags"] = recorded_flags(f, epochs, loss_scale, growth_interval, clip);
+      s.extra["flags"] = recorded_flags(f, epochs, rule.init_scale, rule.growth_interval, clip,
+                                        rule.min_scale, rule.max_scale);
       save_checkpoint(f.checkpoint, *model, master_named, sgd32, s);
       std::printf("  checkpoint: %s (epoch %d done, scale %g, growth tracker %lld)\n",
                   f.checkpoint.c_str(), epoch + 1, scaler.get_scale(),
@@ -384,14 +383,33 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(hg::train::WholeIn(1, hg::train::kMaxWhole, "a number of steps >= 1"));
   app.add_option("--clip", clip, "clip the gradient norm to this after unscaling (0: off)")
       ->capture_default_str()->check(hg::train::NonNegative());
+  // The scale never leaves [min, max]: backoff stops at the minimum, growth at the maximum
+  // (framework/amp/scale_rule.h; PyTorch's GradScaler has no such bounds, see pytorch#99640).
+  double min_scale = hg::amp::kMinLossScale, max_scale = hg::amp::kMaxLossScale;
+  app.add_option("--min-scale", min_scale, "the scale never backs off below this")
+      ->capture_default_str()->check(hg::train::LossScale());
+  app.add_option("--max-scale", max_scale, "the scale never grows above this")
+      ->capture_default_str()->check(hg::train::FiniteIn(std::ldexp(1.0, -126), 3.4028234663852886e38,
+                                                          "a loss scale from 2^-126 to 3.4e38 (F32's largest)"));
   HG_PARSE_FLAGS(app, argc, argv);
   const bool resuming = !f.resume.empty();
   int64_t epochs_done = 0;
   if (resuming) {  // the checkpoint's flags fill in what the command line left out
     const std::string why = hg::train::resume_flags(app, f.resume, "09_dynamic_loss_scaling",
-                                                    recorded_flags(f, f.epochs, loss_scale, growth_interval, clip),
+                                                    recorded_flags(f, f.epochs, loss_scale, growth_interval, clip,
+                                                                   min_scale, max_scale),
                                                     epochs_done);
     if (!why.empty()) return hg::train::usage_error(app, why);
+  }
+  hg::amp::ScaleRule rule;
+  rule.init_scale = float(loss_scale);
+  rule.growth_interval = growth_interval;
+  rule.min_scale = float(min_scale);
+  rule.max_scale = float(max_scale);
+  try {
+    hg::amp::validate(rule);  // e.g. --min-scale above --max-scale, or --init-scale outside them
+  } catch (const std::invalid_argument& e) {
+    return hg::train::usage_error(app, e.what());
   }
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
@@ -437,7 +455,7 @@ int main(int argc, char** argv) {
                 "lr %g, momentum %g ==\n", f.model.c_str(), (long long)train_ds.n,
                 (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
     std::vector<RunResult> runs;
-    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, loss_scale, growth_interval, clip, train_ds, test_ds));
+    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, rule, clip, train_ds, test_ds));
 
     std::printf("\n== 3. comparison ==\n");
     std::printf("%-15s %9s %9s %10s %11s %10s %12s %9s\n", "precision", "test acc", "macro F1",

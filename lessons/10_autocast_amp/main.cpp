@@ -65,6 +65,20 @@ void show_policy(hg::nn::Module& model, DType low) {
   std::printf("== 1. the autocast policy (framework/amp/policy.cpp) ==\n");
   for (const auto& e : hg::amp::policy_table())
     std::printf("  %-18s %s\n", e.op, hg::amp::to_string(e.policy));
+  // Where this table deliberately differs from PyTorch's autocast, and why.
+  // Ops that differ in the same way are listed together.
+  std::printf("\n  where halfgrad differs from PyTorch 1.13's autocast:\n");
+  const auto diffs = hg::amp::policy_differences();
+  for (size_t i = 0; i < diffs.size(); ++i) {
+    bool seen = false;
+    for (size_t j = 0; j < i; ++j) seen |= diffs[j].pytorch == diffs[i].pytorch && diffs[j].reason == diffs[i].reason;
+    if (seen) continue;
+    std::string ops = diffs[i].op;
+    for (size_t j = i + 1; j < diffs.size(); ++j)
+      if (diffs[j].pytorch == diffs[i].pytorch && diffs[j].reason == diffs[i].reason) ops += ", " + diffs[j].op;
+    std::printf("  %s: halfgrad %s\n    PyTorch: %s\n    why: %s\n", ops.c_str(), diffs[i].halfgrad.c_str(),
+                diffs[i].pytorch.c_str(), diffs[i].reason.c_str());
+  }
   // One forward pass on a small batch, inside and outside a region.
   hg::NoGradGuard no_grad;
   Tensor x = Tensor::zeros({2, 1, 28, 28});
@@ -123,7 +137,7 @@ std::string run_name(const hg::train::CommonFlags& f, const std::string& precisi
 }
 
 RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
-                int epochs, int64_t stats_every, float init_scale,
+                int epochs, int64_t stats_every, const hg::amp::ScaleRule& rule,
                 const hg::data::ImageDataset& train_ds, const hg::data::ImageDataset& test_ds) {
   const bool amp = precision != "fp32";
   const DType low = precision == "amp_bf16" ? DType::BF16 : DType::F16;
@@ -135,8 +149,6 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   if (device == hg::Device::CUDA) hg::cuda::reset_peak_bytes();  // this run's peak only
 #endif
   // BF16 has F32's range: no scaler needed (chapter 11). F16 gets PyTorch's defaults.
-  hg::amp::ScaleRule rule;
-  rule.init_scale = init_scale;
   hg::amp::GradScaler scaler(rule, /*enabled=*/precision == "amp_f16");
 
   RunResult r;
@@ -146,7 +158,8 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
                              {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
                              {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
                                        {"lr", f.lr}, {"momentum", f.momentum},
-                                       {"limit_train", f.limit_train}}}});
+                                       {"limit_train", f.limit_train}, {"init_scale", rule.init_scale},
+                                       {"min_scale", rule.min_scale}, {"max_scale", rule.max_scale}}}});
   hg::DataLoader loader(train_ds, {f.batch_size, true, false, f.seed});
   hg::amp::GradStatsLogger stats(stats_every);
   int64_t step = 0;
@@ -234,9 +247,25 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(hg::train::LossScale());
   app.add_option("--runs", runs_flag, "comma list of fp32, amp_f16, amp_bf16")->capture_default_str()
       ->check(hg::train::ListOf({"fp32", "amp_f16", "amp_bf16"}));
+  // The scale never leaves [min, max] (framework/amp/scale_rule.h; see pytorch#99640).
+  double min_scale = hg::amp::kMinLossScale, max_scale = hg::amp::kMaxLossScale;
+  app.add_option("--min-scale", min_scale, "the GradScaler never backs off below this (amp_f16)")
+      ->capture_default_str()->check(hg::train::LossScale());
+  app.add_option("--max-scale", max_scale, "the GradScaler never grows above this (amp_f16)")
+      ->capture_default_str()->check(hg::train::FiniteIn(std::ldexp(1.0, -126), 3.4028234663852886e38,
+                                                          "a loss scale from 2^-126 to 3.4e38 (F32's largest)"));
   bool per_class = false;
   app.add_flag("--per-class", per_class, "print the per-class precision/recall/F1 tables");
   HG_PARSE_FLAGS(app, argc, argv);
+  hg::amp::ScaleRule rule;
+  rule.init_scale = init_scale;
+  rule.min_scale = float(min_scale);
+  rule.max_scale = float(max_scale);
+  try {
+    hg::amp::validate(rule);  // e.g. --min-scale above --max-scale, or --init-scale outside them
+  } catch (const std::invalid_argument& e) {
+    return hg::train::usage_error(app, e.what());
+  }
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
   if (!f.checkpoint.empty() || !f.resume.empty() || f.lr_schedule != "constant" ||
@@ -270,7 +299,7 @@ int main(int argc, char** argv) {
                 (long long)train_ds.n, (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr,
                 f.momentum);
     std::vector<RunResult> runs;
-    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, init_scale, train_ds, test_ds));
+    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, rule, train_ds, test_ds));
 
     std::printf("\n%-9s %9s %9s %9s %9s %10s %9s %12s %13s %8s\n", "precision", "test acc",
                 "macro P", "macro R", "macro F1", "last loss", "s/epoch", "activations",
