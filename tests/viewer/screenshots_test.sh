@@ -27,9 +27,41 @@ echo "$msg (exit $rc)"
 [ "$(printf '%s\n' "$msg" | wc -l)" -eq 1 ] || { echo "FAIL: more than one line"; exit 1; }
 [ ! -e "$work/x.png" ] || { echo "FAIL: a PNG was written without a display"; exit 1; }
 
-echo "== a bad flag exits 2"
-set +e; "$viewer" --panel nope >/dev/null 2>&1; rc=$?; set -e
-[ "$rc" -eq 2 ] || { echo "FAIL: --panel nope exited $rc, expected 2"; exit 1; }
+echo "== a bad flag value exits 2 with one line, before any work (no display needed to say so)"
+# Each line: the flags. NaN passes a plain range check (every comparison with NaN is false).
+while read -r -a flags; do
+  set +e
+  err=$(cd "$work" && env -u DISPLAY -u WAYLAND_DISPLAY "$viewer" "${flags[@]}" 2>&1 >/dev/null); rc=$?
+  set -e
+  echo "${flags[*]}: $err (exit $rc)"
+  [ "$rc" -eq 2 ] || { echo "FAIL: ${flags[*]} exited $rc, expected 2"; exit 1; }
+  [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || { echo "FAIL: ${flags[*]}: more than one line"; exit 1; }
+done <<'FLAGS'
+--panel nope
+--ui-scale nan
+--ui-scale inf
+--ui-scale -nan
+--ui-scale 0
+--ui-scale 9
+--size 0x0
+--size 99999x99999
+--size 10x10
+--size 1280
+--step -5
+--step 1e17
+--measure-frames -1
+--measure-frames 0
+--demo-steps 0 --make-demo-runs demo
+--demo-params 0 --make-demo-runs demo
+--demo-hist-every 0 --make-demo-runs demo
+--demo-live nan --make-demo-runs demo
+--demo-modes nope --make-demo-runs demo
+--screenshot no_such_folder/x.png
+--screenshot .
+--layout-json x.json
+no_such_runs_folder
+FLAGS
+[ ! -e "$work/demo" ] || { echo "FAIL: a bad flag still wrote demo runs"; exit 1; }
 
 echo "== screenshots"
 W=900; H=640

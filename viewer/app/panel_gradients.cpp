@@ -97,6 +97,7 @@ bool draw_pickers(App& app, int& run_index, const std::vector<GradHist>*& hists,
   if (with_grads.empty()) {
     ImGui::TextWrapped("No run with gradient histograms (grad_hist events) yet. Open a run "
                        "folder, or make synthetic demo runs with --make-demo-runs runs/.");
+    for (const RunSlot& r : app.runs) run_problems_lines(r.data());  // perhaps why
     return false;
   }
   if (std::find(with_grads.begin(), with_grads.end(), g.run) == with_grads.end())
@@ -150,6 +151,7 @@ bool draw_pickers(App& app, int& run_index, const std::vector<GradHist>*& hists,
               "(x scale), against FP16's fixed limits. Ticked: the true gradient (÷ scale); "
               "FP16's limits then move with the scale (2^-24 ÷ scale ...), drawn as steps.");
   synthetic_banner(run);
+  run_problems_lines(run);
   return true;
 }
 

@@ -286,6 +286,8 @@ void draw_scale_panel(App& app) {
     return;
   }
   draw_legend(app);
+  for (const auto& r : app.runs)
+    if (r.overlay) run_problems_lines(r.data());
   XRange xr;
   for (const auto& r : app.runs)
     if (r.overlay) xr.x1 = std::max(xr.x1, double(r.data().max_step + 1));

@@ -124,4 +124,12 @@ ImU32 heat_color(double t) {
   return IM_COL32(c.r, c.g, c.b, 255);
 }
 
+void run_problems_lines(const RunData& run) {
+  const std::vector<std::string> problems = run_problems(run);
+  if (problems.empty()) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 150, 100, 255));
+  for (const std::string& p : problems) ImGui::TextWrapped("run %s: %s", run.name.c_str(), p.c_str());
+  ImGui::PopStyleColor();
+}
+
 }  // namespace hg::viewer

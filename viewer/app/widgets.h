@@ -58,4 +58,9 @@ ImU32 run_color(int i);
 // Colour for a heat-map cell: t in [0,1] along a dark-blue -> yellow ramp (heat_rgb; NaN is 0).
 ImU32 heat_color(double t);
 
+// One line per problem of the run (run_problems: corrupt lines with the first reason, an
+// unreadable run.json ...), in orange, wrapped: "run NAME: 3 corrupt lines, not drawn (first:
+// line 17: grad_hist counts[2]: -5 is negative)". Nothing when the run is fine.
+void run_problems_lines(const RunData& run);
+
 }  // namespace hg::viewer
