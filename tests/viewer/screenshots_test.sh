@@ -110,4 +110,19 @@ shot --screenshot "$work/gradients_subnormal.png" --panel gradients --run "$work
 "$check" differ "$work/gradients.png" "$work/gradients_subnormal.png"
 set +e; "$viewer" --per-layer nope >/dev/null 2>&1; rc=$?; set -e
 [ "$rc" -eq 2 ] || { echo "FAIL: --per-layer nope exited $rc, expected 2"; exit 1; }
+
+echo "== a screenshot that cannot be written completely (a full disk) keeps the previous PNG"
+# ulimit -f makes every write beyond 8 KB fail, as a full disk does (with SIGXFSZ ignored,
+# write() returns an error instead of the signal killing the process).
+cp "$work/runs.png" "$work/keep.png"
+set +e
+msg=$(xvfb-run -a -s '-screen 0 1280x800x24' bash -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' full "$viewer" \
+        --screenshot "$work/keep.png" --panel runs "$work/runs" --size ${W}x${H} 2>&1); rc=$?
+set -e
+echo "$msg (exit $rc)"
+[ "$rc" -ne 0 ] || { echo "FAIL: exit 0 although the PNG could not be written"; exit 1; }
+[[ "$msg" == *"cannot write $work/keep.png"* ]] || { echo "FAIL: the message does not say which file"; exit 1; }
+[[ "$msg" != *"wrote "* ]] || { echo "FAIL: it claims to have written the PNG"; exit 1; }
+cmp "$work/runs.png" "$work/keep.png" || { echo "FAIL: the previous PNG was changed"; exit 1; }
+! ls "$work"/keep.png.tmp* 2>/dev/null || { echo "FAIL: a temporary file was left behind"; exit 1; }
 echo "PASS"
