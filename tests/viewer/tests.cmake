@@ -5,7 +5,9 @@
 # test_viewer_plot_math  ranges, ticks and the heat map's cells for any input (doctest).
 #                        Both need no display and no GL, so they are built even when the viewer is not.
 # viewer_screenshots     headless screenshots under xvfb-run, checked by viewer_png_check.
-#                        Exits 77 (skipped, never passed) when xvfb-run or the viewer is missing.
+# viewer_bad_runs        a corpus of damaged run folders (make_bad_runs.sh) rendered headless
+#                        under a time and a memory limit: no crash, no hang, corrupt lines reported.
+#                        Both exit 77 (skipped, never passed) when xvfb-run or the viewer is missing.
 set(_hg_vdir ${PROJECT_SOURCE_DIR}/viewer)
 set(_hg_tdir ${CMAKE_CURRENT_LIST_DIR})
 
@@ -32,3 +34,8 @@ add_test(NAME viewer_screenshots
          COMMAND bash ${_hg_tdir}/screenshots_test.sh "${_hg_viewer_exe}"
                  $<TARGET_FILE:viewer_png_check> ${CMAKE_CURRENT_BINARY_DIR}/viewer_screenshots)
 set_tests_properties(viewer_screenshots PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180)
+
+add_test(NAME viewer_bad_runs
+         COMMAND bash ${_hg_tdir}/bad_runs_test.sh "${_hg_viewer_exe}"
+                 $<TARGET_FILE:viewer_png_check> ${CMAKE_CURRENT_BINARY_DIR}/viewer_bad_runs)
+set_tests_properties(viewer_bad_runs PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240)
