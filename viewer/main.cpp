@@ -156,7 +156,8 @@ int main(int argc, char** argv) {
   std::string per_layer = "underflow";
   DemoOptions demo;
   cli.add_option("paths", paths, "runs/ folders or single run folders (default: runs)");
-  cli.add_option("--screenshot", screenshot, "render one panel into this PNG and exit");
+  cli.add_option("--screenshot", screenshot, "render one panel into this PNG and exit; with {run} "
+                                            "in the name, one PNG per run (--run, else every run)");
   cli.add_option("--panel", panel_name, "panel to show: bits, gradients, scale, runs")
       ->check(CLI::IsMember({"bits", "gradients", "scale", "runs"}));
   cli.add_option("--run", run_keys, "a run folder (or name) to select; repeat to overlay several")
@@ -326,37 +327,54 @@ int main(int argc, char** argv) {
                      r.data().dir.c_str(), p.c_str());
     int64_t bytes = 0, lines = 0;
     for (const auto& r : app.runs) bytes += r.reader->offset(), lines += r.data().lines;
+    // The pictures: one; or, with {run} in the name, one per run (those given with --run, else
+    // every run found), each run alone in the view and {run} replaced by its folder's name.
+    std::vector<int> shots{-1};  // -1: the view as the flags set it
+    if (screenshot.find("{run}") != std::string::npos) {
+      shots.clear();
+      for (const auto& key : run_keys) shots.push_back(app.find_run(key));
+      if (run_keys.empty())
+        for (size_t i = 0; i < app.runs.size(); ++i) shots.push_back(static_cast<int>(i));
+      if (shots.empty()) std::fprintf(stderr, "halfgrad-viewer: --screenshot %s: no runs found\n", screenshot.c_str()), rc = 1;
+    }
     try {
       Offscreen fb(width, height);
-      std::vector<BitBox> boxes;
-      const int warmup = 4;  // tables and windows size themselves over the first frames
-      std::vector<double> ms, ui;  // whole frame; building the UI (ImGui, our code) alone
-      for (int i = 0; i < warmup + std::max(0, measure_frames); ++i) {
-        boxes.clear();
-        app.bit_boxes = &boxes;
-        auto f0 = Clock::now();
-        frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true, mouse);
-        double ui_ms = seconds_since(f0) * 1e3;
-        fb.bind();
-        clear_and_render(width, height);
-        glFinish();  // wait for the GPU (or Mesa's software rasterizer) to finish the frame
-        fb.unbind();
-        if (i >= warmup) ms.push_back(seconds_since(f0) * 1e3), ui.push_back(ui_ms);
-      }
-      if (measure_frames > 0) {
-        std::sort(ms.begin(), ms.end());
-        std::sort(ui.begin(), ui.end());
-        double sum = 0;
-        for (double x : ms) sum += x;
-        std::printf("runs: %zu, %.1f MB, %lld lines; load %.2f s; panel %s at %dx%d: frame "
-                    "mean %.1f ms, median %.1f ms, max %.1f ms over %d frames (median %.1f ms "
-                    "building the UI, the rest drawing); peak memory %.0f MB\n",
-                    app.runs.size(), bytes / 1e6, static_cast<long long>(lines), load_s,
-                    panel_id(app.panel), width, height, sum / ms.size(), ms[ms.size() / 2],
-                    ms.back(), measure_frames, ui[ui.size() / 2], peak_memory_mb());
-      }
-      if (!screenshot.empty()) {
-        std::string err = write_png(screenshot, width, height, fb.read());
+      for (int shot : shots) {
+        std::string path = screenshot;
+        if (shot >= 0) {
+          app.show_only(shot);
+          const fs::path dir = fs::path(app.runs[shot].data().dir).lexically_normal();
+          path.replace(path.find("{run}"), 5, (dir.has_filename() ? dir : dir.parent_path()).filename().string());
+        }
+        std::vector<BitBox> boxes;
+        const int warmup = 4;  // tables and windows size themselves over the first frames
+        std::vector<double> ms, ui;  // whole frame; building the UI (ImGui, our code) alone
+        for (int i = 0; i < warmup + std::max(0, measure_frames); ++i) {
+          boxes.clear();
+          app.bit_boxes = &boxes;
+          auto f0 = Clock::now();
+          frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true, mouse);
+          double ui_ms = seconds_since(f0) * 1e3;
+          fb.bind();
+          clear_and_render(width, height);
+          glFinish();  // wait for the GPU (or Mesa's software rasterizer) to finish the frame
+          fb.unbind();
+          if (i >= warmup) ms.push_back(seconds_since(f0) * 1e3), ui.push_back(ui_ms);
+        }
+        if (measure_frames > 0) {
+          std::sort(ms.begin(), ms.end());
+          std::sort(ui.begin(), ui.end());
+          double sum = 0;
+          for (double x : ms) sum += x;
+          std::printf("runs: %zu, %.1f MB, %lld lines; load %.2f s; panel %s at %dx%d: frame "
+                      "mean %.1f ms, median %.1f ms, max %.1f ms over %d frames (median %.1f ms "
+                      "building the UI, the rest drawing); peak memory %.0f MB\n",
+                      app.runs.size(), bytes / 1e6, static_cast<long long>(lines), load_s,
+                      panel_id(app.panel), width, height, sum / ms.size(), ms[ms.size() / 2],
+                      ms.back(), measure_frames, ui[ui.size() / 2], peak_memory_mb());
+        }
+        if (path.empty()) continue;
+        std::string err = write_png(path, width, height, fb.read());
         if (err.empty() && !layout_json.empty()) {
           nlohmann::json j = {{"size", {width, height}}, {"panel", panel_id(app.panel)}, {"boxes", nlohmann::json::array()}};
           for (const auto& b : boxes)
@@ -367,9 +385,10 @@ int main(int argc, char** argv) {
         if (!err.empty()) {
           std::fprintf(stderr, "halfgrad-viewer: %s\n", err.c_str());
           rc = 1;
-        } else {
-          std::printf("wrote %s (%dx%d, panel %s)\n", screenshot.c_str(), width, height, panel_id(app.panel));
+          break;
         }
+        std::printf("wrote %s (%dx%d, panel %s)\n", path.c_str(), width, height, panel_id(app.panel));
+        std::fflush(stdout);  // a picture at a time: a later crash still shows which were made
       }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "halfgrad-viewer: %s\n", e.what());
