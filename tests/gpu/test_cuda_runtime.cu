@@ -61,6 +61,14 @@ static void run(hg::test::Checker& t) {
   t.expect("HG_CUDA_CHECK on a bad cudaMemcpy", msg.find("test_cuda_runtime.cu:") != std::string::npos &&
                                                     msg.find("cudaError") != std::string::npos, msg);
 
+  // A temporary goes back when an exception leaves its scope (DeviceTemp).
+  const size_t live1 = live_bytes();
+  try {
+    DeviceTemp tmp(4096);
+    throw std::runtime_error("a failing launch");
+  } catch (const std::runtime_error&) {}
+  t.expect("DeviceTemp freed when an exception leaves its scope", live_bytes() == live1, std::to_string(live_bytes() - live1));
+
   // Freeing a pointer the allocator never gave out is refused.
   bool threw = false;
   try { device_free(reinterpret_cast<void*>(0x1234)); } catch (const std::invalid_argument&) { threw = true; }
