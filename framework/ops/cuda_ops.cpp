@@ -64,9 +64,8 @@ ConvGeometry conv_geometry(int64_t C, int64_t H, int64_t W, int64_t KH, int64_t 
   return g;
 }
 
-// C (M, N) F32 = op(A)·op(B) for A, B of dtype dt: F32 -> SIMT rung, F16 -> tensor-core rung;
-// BF16 is widened to F32 first (exact: a BF16 product fits in F32's 24 bits, so the numbers
-// are those of a BF16 tensor core with F32 accumulation).
+// C (M, N) F32 = op(A)·op(B) for A, B of dtype dt, on the path cuda/gemm/matmul.h picks:
+// F16 and BF16 on the tensor cores; F32 on the SIMT rung, or on TF32 tensor cores when allowed.
 void gemm_f32_out(Dtype dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const void* A,
                   const void* B, float* C) {
   if (M == 0 || N == 0) return;
@@ -88,14 +87,10 @@ void gemm_f32_out(Dtype dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, c
       matmul_f16(ta, tb, int(M), int(N), int(K), static_cast<const __half*>(A),
                  static_cast<const __half*>(B), C);
       return;
-    case Dtype::BF16: {
-      Tensor a32 = gpu_empty({M * K}, DType::F32), b32 = gpu_empty({K * N}, DType::F32);
-      cast(Dtype::BF16, A, Dtype::F32, a32.raw_data(), M * K);
-      cast(Dtype::BF16, B, Dtype::F32, b32.raw_data(), K * N);
-      matmul_f32(ta, tb, int(M), int(N), int(K), static_cast<const float*>(a32.raw_data()),
-                 static_cast<const float*>(b32.raw_data()), C);
+    case Dtype::BF16:
+      matmul_bf16(ta, tb, int(M), int(N), int(K), static_cast<const __nv_bfloat16*>(A),
+                  static_cast<const __nv_bfloat16*>(B), C);
       return;
-    }
   }
 }
 
