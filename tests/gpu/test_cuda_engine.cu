@@ -192,6 +192,11 @@ void test_conv_pool(hg::test::Checker& t) {
              [](auto& v) { return hg::conv2d(v[0], v[1], v[2], 1, 1); }, 4);
     check_op(t, "conv2d 3x3 s2 p0", {{{2, 3, 9, 8}}, {{4, 3, 3, 3}}}, dt,
              [](auto& v) { return hg::conv2d(v[0], v[1], Tensor(), 2, 0); }, 4);
+    // A batch too large for one GEMM (144 x 1024 column values per image, 113 images per
+    // GEMM: cuda/ops/conv_index.h), so the second GEMM's offsets are checked too.
+    if (!hg::test::small_run())
+      check_op(t, "conv2d N=120 (two GEMMs) 3x3 s1 p1 +b", {{{120, 16, 32, 32}, -1, 1}, {{16, 16, 3, 3}, -0.3, 0.3}, {{16}}},
+               dt, [](auto& v) { return hg::conv2d(v[0], v[1], v[2], 1, 1); }, 8);
     check_op(t, "max_pool2d 2 s2", {{{2, 3, 8, 6}}}, dt, [](auto& v) { return hg::max_pool2d(v[0], 2, 2, 0); });
     check_op(t, "max_pool2d 3 s2 p1", {{{2, 3, 9, 7}}}, dt, [](auto& v) { return hg::max_pool2d(v[0], 3, 2, 1); });
     check_op(t, "avg_pool2d 3 s2 p1", {{{2, 3, 9, 7}}}, dt, [](auto& v) { return hg::avg_pool2d(v[0], 3, 2, 1); });
@@ -211,6 +216,8 @@ void test_batch_norm(hg::test::Checker& t) {
       };
       const std::string name = training ? "batch_norm2d train" : "batch_norm2d eval";
       check_op(t, name, {{{3, 4, 5, 6}}, {{4}, 0.5, 1.5}, {{4}}}, dt, op, 4);
+      // 4 x 64 x 64 = 16,384 values per channel: 16 slices (blocks) per channel, summed through partials
+      check_op(t, name + " (4,4,64,64) 16 slices", {{{4, 4, 64, 64}, 1, 3}, {{4}, 0.5, 1.5}, {{4}}}, dt, op, 4);
       if (training) {
         t.close(name + " running_mean " + name_of(dt), rm_g.to_vector(), rm_c.to_vector(), 1e-5, 1e-4);
         t.close(name + " running_var " + name_of(dt), rv_g.to_vector(), rv_c.to_vector(), 1e-5, 1e-4);
