@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "cuda/gemm/matmul.h"
+#include "cuda/gemm/validate.h"
 #include "framework/halfgrad.h"
 #include "framework/nn/models/mlp.h"
 #include "framework/nn/models/small_cnn.h"
@@ -289,6 +291,48 @@ void test_models(hg::test::Checker& t) {
                  {8, 1, 28, 28});
 }
 
+// F32 matmul and conv2d with TF32 allowed (hg::cuda::set_allow_tf32): small integers are TF32
+// values, so the result must equal the CPU's F32 result bit for bit, forward and backward;
+// random inputs are rounded to 10 mantissa bits, so they agree to TF32's precision only.
+void test_tf32(hg::test::Checker& t) {
+  const bool sm80 = hg::cuda::device_info(0).major >= 8;
+  hg::cuda::set_allow_tf32(true);
+  auto ints = [](const Shape& s, uint64_t seed) {
+    std::vector<float> v(hg::shape_numel(s));
+    hg::cuda::gemm::fill_small_integers(v, seed);
+    return Tensor::from_vector(v, s);
+  };
+  const Tensor x = ints({3, 4, 9, 8}, 1), w = ints({6, 4, 3, 3}, 2), b = ints({6}, 3), up = ints({3, 6, 9, 8}, 4);
+  std::vector<Tensor> cpu = {x.detach(), w.detach(), b.detach()}, gpu;
+  for (Tensor& c : cpu) c.requires_grad_();
+  for (const Tensor& c : cpu) gpu.push_back(c.detach().to(Device::CUDA).requires_grad_());
+  Tensor yc = hg::conv2d(cpu[0], cpu[1], cpu[2], 1, 1), yg = hg::conv2d(gpu[0], gpu[1], gpu[2], 1, 1);
+  t.exact("conv2d F32 with TF32 allowed, small integers: forward", yg.to_vector(), yc.to_vector());
+  yc.backward(up);
+  yg.backward(up.to(Device::CUDA));
+  const char* names[] = {"dx", "dw", "db"};
+  for (int i = 0; i < 3; ++i)
+    t.exact(std::string("conv2d F32 with TF32 allowed, small integers: ") + names[i], gpu[i].grad().to_vector(),
+            cpu[i].grad().to_vector());
+  const Tensor A = ints({40, 70}, 5), B = ints({70, 33}, 6);
+  t.exact("matmul F32 with TF32 allowed, small integers", hg::matmul(A.to(Device::CUDA), B.to(Device::CUDA)).to_vector(),
+          hg::matmul(A, B).to_vector());
+  // Random values: TF32 keeps 11 significant bits of each operand (relative error 2^-11 each).
+  hg::Generator gen(9);
+  const Tensor R = Tensor::uniform({40, 70}, -1, 1, gen), S = Tensor::uniform({70, 33}, -1, 1, gen);
+  const std::vector<float> want = hg::matmul(R, S).to_vector();
+  t.close("matmul F32 with TF32 allowed, random [-1, 1], K = 70", hg::matmul(R.to(Device::CUDA), S.to(Device::CUDA)).to_vector(),
+          want, 70 * 2 * 0x1p-11, 0);
+  if (sm80) {  // and it is TF32, not F32: 1 + 2^-20 is not a TF32 value
+    std::vector<float> identity(256, 0.0f);
+    for (int i = 0; i < 16; ++i) identity[i * 16 + i] = 1.0f;
+    const Tensor one = Tensor::full({16, 16}, 1.0 + 0x1p-20), eye = Tensor::from_vector(identity, {16, 16});
+    t.exact("matmul F32 with TF32 allowed rounds 1 + 2^-20 to 1", hg::matmul(one.to(Device::CUDA), eye.to(Device::CUDA)).to_vector(),
+            std::vector<float>(256, 1.0f));
+  }
+  hg::cuda::set_allow_tf32(false);
+}
+
 void run(hg::test::Checker& t) {
   test_transfers(t);
   test_elementwise(t);
@@ -300,6 +344,7 @@ void run(hg::test::Checker& t) {
   test_softmax_losses(t);
   test_dropout(t);
   test_models(t);
+  test_tf32(t);
 }
 
 }  // namespace
