@@ -66,7 +66,7 @@ cp "$DATA"/*.gz "$OUT.tmp/fashion-mnist/"
 if [ $BUILD_BINARIES -eq 1 ]; then
   command -v nvcc >/dev/null || { echo "bundle.sh: nvcc not found: cannot build the GPU binaries (--no-build packs the rest)" >&2; exit 1; }
   targets=(gemm_ladder lesson_02 lesson_03 lesson_05 lesson_06 lesson_09 lesson_10 lesson_11)
-  for src in "$ROOT"/tests/gpu/test_*.cu; do targets+=("$(basename "$src" .cu)"); done
+  for src in "$ROOT"/tests/gpu/test_*.cu "$ROOT"/tests/gpu/test_*.cpp; do [ -e "$src" ] && targets+=("$(basename "${src%.*}")"); done
   gen=(); command -v ninja >/dev/null && [ ! -f "$BUILD/Makefile" ] && gen=(-G Ninja)
   # sm_90 machine code plus its PTX: the same flags as `HG_CUDA_ARCHS=90 ./lab build`, so the
   # compile cache serves what that build compiled already.

@@ -147,7 +147,7 @@ if [ -z "$BIN" ]; then
   step configure "$OUTDIR/build.log" 120 cmake -S "$ROOT" -B "$BUILD" "${gen[@]+"${gen[@]}"}" \
     "${bundle[@]+"${bundle[@]}"}" -DHG_VIEWER=OFF -DHG_CUDA=ON -DHG_CUDA_ARCHS=90 || exit 1
   targets=(gemm_ladder lesson_02 lesson_03 lesson_05 lesson_06 lesson_09 lesson_10 lesson_11)
-  for src in "$ROOT"/tests/gpu/test_*.cu; do targets+=("$(basename "$src" .cu)"); done
+  for src in "$ROOT"/tests/gpu/test_*.cu "$ROOT"/tests/gpu/test_*.cpp; do [ -e "$src" ] && targets+=("$(basename "${src%.*}")"); done
   step build "$OUTDIR/build.log" 400 cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}" || exit 1
   BIN="$WORK/bin"
   mkdir -p "$BIN"
@@ -171,10 +171,12 @@ fi
 GPU_TESTS=()
 for t in test_cuda_runtime test_cuda_ops_elementwise test_cuda_ops_nn test_cuda_matmul test_cuda_resume \
          test_cuda_amp test_cuda_engine test_gemm_ladder; do
-  [ -f "$ROOT/tests/gpu/$t.cu" ] && GPU_TESTS+=("$t")
+  [ -f "$ROOT/tests/gpu/$t.cu" ] || [ -f "$ROOT/tests/gpu/$t.cpp" ] && GPU_TESTS+=("$t")
 done
-for src in "$ROOT"/tests/gpu/test_*.cu; do  # any newer test, after the known ones
-  t=$(basename "$src" .cu)
+# Any newer test, after the known ones (.cu when it has kernels of its own, .cpp otherwise).
+for src in "$ROOT"/tests/gpu/test_*.cu "$ROOT"/tests/gpu/test_*.cpp; do
+  [ -e "$src" ] || continue
+  t=$(basename "${src%.*}")
   [[ " ${GPU_TESTS[*]} " == *" $t "* ]] || GPU_TESTS+=("$t")
 done
 TESTS_LOG="$OUTDIR/tests.log"

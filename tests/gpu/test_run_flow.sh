@@ -24,8 +24,8 @@ check() {  # check DESCRIPTION COMMAND...
 make_bundle() {
   local dir="$1" hang="${2:-}"
   mkdir -p "$dir/bin" "$dir/lib" "$dir/fashion-mnist"
-  for src in "$ROOT"/tests/gpu/test_*.cu; do
-    local t; t=$(basename "$src" .cu)
+  for src in "$ROOT"/tests/gpu/test_*.cu "$ROOT"/tests/gpu/test_*.cpp; do
+    local t; t=$(basename "${src%.*}")
     printf '#!/bin/sh\necho "GPU: stub"\necho "3 of 3 checks passed"\nexit 0\n' >"$dir/bin/$t"
   done
   # one failing test: NOT OK, and it notices CUDA_LAUNCH_BLOCKING
@@ -54,7 +54,7 @@ check "--quick exits 1 when a test failed (got $rc)" test $rc -eq 1
 check "--quick: programs.tar.xz was unpacked" test -x "$TMP/b1/bin/test_cuda_runtime"
 check "--quick: the failing test ran again with CUDA_LAUNCH_BLOCKING=1" grep -q "CUDA_LAUNCH_BLOCKING=1" "$TMP/out1/tests.log"
 check "--quick: its NOT OK line is in summary.txt" grep -q "NOT OK conv_output" "$TMP/out1/summary.txt"
-check "--quick: every GPU test ran" test "$(grep -c '^===== .*/test_' "$TMP/out1/tests.log")" -ge "$(ls "$ROOT"/tests/gpu/test_*.cu | wc -l)"
+check "--quick: every GPU test ran" test "$(grep -c '^===== .*/test_' "$TMP/out1/tests.log")" -ge "$(ls "$ROOT"/tests/gpu/test_*.cu "$ROOT"/tests/gpu/test_*.cpp | wc -l)"
 check "--quick: the ladder ran with --quick" grep -q "args: --quick" "$TMP/out1/ladder.log"
 check "--quick: the GOAL line is in summary.txt" grep -q "^GOAL" "$TMP/out1/summary.txt"
 check "--quick: no chapter ran" test ! -e "$TMP/out1/chapters.log"
