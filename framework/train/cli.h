@@ -261,6 +261,7 @@ struct CommonFlags {
   std::string model = "mlp";   // a name, or several separated by commas ("mlp,smallcnn")
   std::string device = "cpu";  // cpu | cuda | auto
   std::string gemm = "ladder";  // ladder | cublas: the GEMM behind matmul/linear/conv2d on the GPU
+  bool tf32 = false;           // F32 matmul/conv2d on the GPU's TF32 tensor cores (sm_80+)
   int threads = 0;             // 0: OpenMP's default (all cores, or $OMP_NUM_THREADS)
   uint64_t seed = 0;
   std::string data;            // FashionMNIST folder; "" = $HG_DATA, then Debian's package
@@ -297,6 +298,14 @@ inline void add_common_flags(CLI::App& app, CommonFlags& f) {
         hg::cuda::set_gemm_backend(v == "cublas" ? hg::cuda::GemmBackend::Cublas : hg::cuda::GemmBackend::Ladder);
 #else
         (void)v;  // no GPU GEMM in a CPU-only build: the flag changes nothing
+#endif
+      });
+  // As torch.backends.cuda.matmul.allow_tf32: off by default, because TF32 keeps 10 mantissa
+  // bits of each F32 operand (chapter 05); the CPU has no TF32 and ignores it.
+  app.add_flag("--tf32", f.tf32, "F32 matmuls and convolutions on the GPU's TF32 tensor cores (sm_80+; off by default)")
+      ->each([](const std::string&) {
+#if HG_WITH_CUDA
+        hg::cuda::set_allow_tf32(true);
 #endif
       });
   app.add_option("--threads", f.threads, "CPU threads (0: all)")->capture_default_str()->check(Threads());
