@@ -35,3 +35,22 @@ foreach(nn 02 09)
     set_tests_properties(lesson_${nn}_missing_resume_file_exits_2 PROPERTIES LABELS "lesson")
   endif()
 endforeach()
+
+# What the chapters state, printed by the command they name (tests/lessons/fact.sh: the text
+# must appear in the program's output and in the README; an -x text in neither).
+set(_hg_fact ${CMAKE_CURRENT_LIST_DIR}/fact.sh)
+set(_hg_lessons ${CMAKE_SOURCE_DIR}/lessons)
+function(hg_fact name)
+  add_test(NAME fact_${name} COMMAND sh ${_hg_fact} ${ARGN})
+  set_tests_properties(fact_${name} PROPERTIES LABELS "lesson;fact" WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+endfunction()
+if(TARGET lesson_01)
+  # The sweep of h the README pastes: smallest error at 1e-5, larger both ways.
+  hg_fact(01_h_sweep ${_hg_lessons}/01_tensors_autograd/README.md
+          -e "1e-4  finite diff.: 2.362e-09" -e "1e-5  finite diff.: 2.172e-11" -e "1e-6  finite diff.: 3.934e-11"
+          -x "h = 1e-6 balances" -- sh ${CMAKE_CURRENT_LIST_DIR}/h_sweep_01.sh $<TARGET_FILE:lesson_01>)
+  # A large h is truncation error, not a bug in a backward: the verdict says which.
+  hg_fact(01_large_h_is_truncation ${_hg_lessons}/01_tensors_autograd/README.md -c 1
+          -e "within their own truncation error" -x "(a bug in an op's backward?)"
+          -- $<TARGET_FILE:lesson_01> --h 1e-2)
+endif()
