@@ -134,7 +134,7 @@ json grad_hist_event(int64_t step, const Param& p, double mu_true, double scale,
                      double lost_update) {
   const int exp_min = -40, exp_max = 16;
   // FP16's zones come from its one description in framework/dtype (never typed in here).
-  const int e_sub = std::ilogb(kFP16.min_subnormal());  // -24: below it FP16 flushes to zero
+  const int e_sub = std::ilogb(kFP16.min_subnormal());  // -24: below it FP16 rounds to 0 or 2^-24
   const int e_norm = std::ilogb(kFP16.min_normal());    // -14: below it FP16 is subnormal
   const int e_max = std::ilogb(kFP16.max_finite());     //  15: above it FP16 overflows
   double mu = mu_true + std::log2(scale);

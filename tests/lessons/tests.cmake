@@ -54,3 +54,31 @@ if(TARGET lesson_01)
           -e "within their own truncation error" -x "(a bug in an op's backward?)"
           -- $<TARGET_FILE:lesson_01> --h 1e-2)
 endif()
+# Chapters 06 and 07: an update vanishes below half an F16 ULP of the weight (no fixed 2^-18);
+# F16 rounds gradients of at most 2^-25 to 0 (round to nearest, not a flush-to-zero mode).
+foreach(_hg_ch 06_fp16_naive 07_master_weights)
+  string(SUBSTRING ${_hg_ch} 0 2 _hg_nn)
+  if(TARGET lesson_${_hg_nn})
+    hg_fact(${_hg_nn}_vanishing_update_bound ${_hg_lessons}/${_hg_ch}/README.md
+            -e "lr*g = 5e-06 < half an F16 ULP at the weight, 2^-17 = 7.63e-06: the weight does not move"
+            -e "(in F16 those up to 2^-25 round to 0, the others up to 2^-24)"
+            -x "2^-18" -x "flush" -x "they become 0"
+            -- $<TARGET_FILE:lesson_${_hg_nn}> --limit-train 256 --limit-test 100 --epochs 1
+               --run-name fact_${_hg_nn} --overwrite --stats-every 0 --threads 1)
+  endif()
+endforeach()
+if(TARGET lesson_06)
+  hg_fact(06_underflow_threshold ${_hg_lessons}/06_fp16_naive/README.md
+          -e "gradient 2e-8   -> 0          (at most 2^-25 = 2.98e-08, half of F16's smallest subnormal: rounds to 0)"
+          -e "gradient 4e-8   -> 5.96046e-08 (above 2^-25: rounds up to the smallest subnormal, 2^-24)"
+          -- $<TARGET_FILE:lesson_06> --only fp16 --limit-train 128 --limit-test 100 --epochs 1
+             --run-name fact_06u --overwrite --stats-every 0 --threads 1)
+endif()
+# Chapter 08: a run whose gradients are all inf/NaN has no median (not the histogram's floor, -40).
+if(TARGET lesson_08)
+  hg_fact(08_no_median_without_finite_gradients ${_hg_lessons}/08_loss_scaling/README.md -c 3
+          -e "median none: no logged gradient value was finite and non-zero"
+          -e "static_scale    1.04858e+06 1.04858e+06            none" -x " -40 " -x "flush"
+          -- $<TARGET_FILE:lesson_08> --limit-train 256 --limit-test 100 --epochs 1 --runs static_scale
+             --loss-scale 1048576 --run-name fact_08 --overwrite --threads 1)
+endif()
