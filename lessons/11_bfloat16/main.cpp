@@ -83,6 +83,11 @@ void show_formats() {
     std::printf("  linear output 784 x 300 x 0.5 = 117600 in a %-4s region: %-10g loss %g\n",
                 hg::dtype_name(d), h.to(DType::F32).to_vector()[0], loss.item());
   }
+  // Where the speed comes from: the numbers above are the same on a GPU (chapter 05 checks
+  // the emulation bit for bit); only there do 16-bit operands run on tensor cores.
+  std::printf("  on a GPU (--device cuda): F16 and BF16 matmuls and convolutions run on tensor cores (BF16 from\n"
+              "  sm_80; an older GPU widens BF16 to F32), F32 stays F32 unless --tf32 puts it on TF32 tensor\n"
+              "  cores (sm_80+). On a CPU, F16 and BF16 are emulated in software: slower than F32, not faster.\n");
   std::printf("\n");
 }
 

@@ -82,3 +82,30 @@ if(TARGET lesson_08)
           -- $<TARGET_FILE:lesson_08> --limit-train 256 --limit-test 100 --epochs 1 --runs static_scale
              --loss-scale 1048576 --run-name fact_08 --overwrite --threads 1)
 endif()
+# Chapter 11: a run without a GradScaler shows no skips and no scale ("-", not 0); the
+# setting the README shows where F16 AMP skips steps and BF16 trains; what a GPU does with
+# BF16 and TF32.
+if(TARGET lesson_11)
+  hg_fact(11_no_scaler_no_scale ${_hg_lessons}/11_bfloat16/README.md
+          -e "skipped, last scale: amp_f16's GradScaler" -e "-: no scaler (BF16 has F32's range, FP32 needs none)"
+          -e "0.60 MB        -           -"
+          -e "F32 stays F32 unless --tf32 puts it on TF32 tensor"
+          -e "On a CPU, F16 and BF16 are emulated in software"
+          -r "F16 and BF16 matmuls and convolutions run on the WMMA tensor-core kernels"
+          -- $<TARGET_FILE:lesson_11> --limit-train 256 --limit-test 100 --epochs 1 --run-name fact_11
+             --overwrite --stats-every 0 --threads 1)
+  hg_fact(11_bf16_trains_where_f16_skips ${_hg_lessons}/11_bfloat16/README.md
+          -e "amp_f16  epoch 1  loss 0.8201  test accuracy 0.5535  macro F1 0.5258"
+          -e "amp_bf16 epoch 1  loss 0.5958  test accuracy 0.5905  macro F1 0.5580"
+          -e "0.60 MB        7         512"
+          -- $<TARGET_FILE:lesson_11> --limit-train 5000 --limit-test 2000 --epochs 1 --runs amp_f16,amp_bf16
+             --input-scale 200 --lr 0.001 --run-name fact_11_x200 --overwrite --stats-every 0)
+endif()
+# Chapter 05: what the GPU does with BF16 and TF32 (the GPU part itself needs a CUDA build).
+if(TARGET lesson_05)
+  hg_fact(05_gpu_bf16_tf32 ${_hg_lessons}/05_tensor_cores/README.md
+          -e "TF32  16x16x8   exact products: 2048 of 2048"
+          -r "The engine runs F32 matmuls and convolutions on TF32 tensor cores only when"
+          -r "the engine then runs BF16 matmuls in F32"
+          -- $<TARGET_FILE:lesson_05>)
+endif()
