@@ -109,3 +109,8 @@ if(TARGET lesson_05)
           -r "the engine then runs BF16 matmuls in F32"
           -- $<TARGET_FILE:lesson_05>)
 endif()
+
+# ./lab lesson's OpenMP wait policy and where ./lab screenshots writes (stub programs).
+add_test(NAME lab_lesson_policy_and_screenshot_folder
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/lab_first_hour.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(lab_lesson_policy_and_screenshot_folder PROPERTIES LABELS "lesson")
