@@ -4,7 +4,8 @@
 //
 // What changed from chapter 08: the StaticScaler became a GradScaler; scaler.step(opt)
 // unscales, checks, and skips on inf/NaN; scaler.update() applies the rule. A loss_scale
-// event per step (./lab view), and --checkpoint / --resume keep the scaler with the run.
+// event per step (./lab view). (Checkpoints: chapter 02; the scaler's state goes with them,
+// framework/train/checkpoint.h's CheckpointExtras.)
 //
 // Sections: 1. flags   2. the rule   3. train (one loop for all precisions)
 //           4. main: the runs and the tables
@@ -27,13 +28,11 @@
 #include "framework/nn/models/models.h"
 #include "framework/ops/ops.h"
 #include "framework/optim/sgd.h"
-#include "framework/train/checkpoint.h"
 #include "framework/train/cli.h"
 #include "framework/train/data.h"
 #include "framework/train/f16_sgd.h"
 #include "framework/train/guard.h"
 #include "framework/train/ladder.h"
-#include "framework/train/resume.h"
 #include "framework/train/run_folder.h"
 
 using hg::DType;
@@ -62,12 +61,6 @@ void show_rule() {
   std::printf("\n");
 }
 
-// What a checkpoint records and --resume checks (framework/train/resume.h): the flags that
-// decide which batches the run sees and what each step does.
-nlohmann::json recorded_flags(const hg::train::CommonFlags& f, int epochs, const hg::train::ScaleRuleFlags& s,
-                              double clip) {
-  return s.recorded(hg::train::recorded_common_flags(f, f.model, epochs, {{"--clip", clip}}));
-}
 
 // ---- 3. train -------------------------------------------------------------------------
 hg::train::LadderRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
@@ -97,21 +90,16 @@ hg::train::LadderRun train(const std::string& precision, const hg::train::Common
 
   hg::train::LadderRun r;
   r.precision = precision;
-  const bool resuming = !f.resume.empty();  // main() allows it for the dynamic_scale run only
-  r.dir = hg::train::claim_run_folder(hg::train::precision_run_name(f, kLesson, precision), f.overwrite, resuming);
+  r.dir = hg::train::claim_run_folder(hg::train::precision_run_name(f, kLesson, precision), f.overwrite, false);
   hg::io::RunLog log(r.dir, hg::train::comparison_run_json(kLesson, f, precision, device, epochs,
-                                                          scale_flags.args({{"clip", clip}, {"resume", f.resume}})),
-                     /*append=*/resuming);  // a resumed run continues its log
+                                                          scale_flags.args({{"clip", clip}})));
   hg::DataLoader loader(data.train, {f.batch_size, true, false, f.seed});
   hg::amp::GradStatsLogger stats(stats_every);
-  const hg::train::CheckpointExtras kept{"master", master_named, &scaler};  // beside model and optimizer
-  const hg::train::TrainingState resumed = hg::train::resume_training(f.resume, *model, sgd32, loader, kept);
-  r.first_step = resumed.step;
-  int64_t step = resumed.step;
+  int64_t step = 0;
   double seconds = 0;
   int timed_epochs = 0;
 
-  for (int epoch = int(resumed.epoch); epoch < epochs && !r.diverged; ++epoch) {
+  for (int epoch = 0; epoch < epochs && !r.diverged; ++epoch) {
     auto t0 = std::chrono::steady_clock::now();
     hg::Batch batch;
     while (loader.next(batch)) {
@@ -172,9 +160,6 @@ hg::train::LadderRun train(const std::string& precision, const hg::train::Common
     if (r.diverged) break;  // no evaluation of a broken model
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++timed_epochs;
-    if (!f.checkpoint.empty())
-      hg::train::save_epoch_checkpoint(f.checkpoint, *model, sgd32, loader, gen.state(), step, epoch + 1,
-                                       kLesson, recorded_flags(f, epochs, scale_flags, clip), kept);
     hg::train::end_of_epoch(r, *model, data.test, {.input_dtype = dtype, .device = device}, log, step, epoch,
                             seconds / timed_epochs);
   }
@@ -205,25 +190,17 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(hg::train::NonNegative());
   HG_PARSE_FLAGS(app, argc, argv);
   hg::train::apply_threads(f.threads);
-  int64_t epochs_done = 0;
-  std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/true);
-  if (why.empty())  // --resume: the checkpoint's flags fill in what the command line left out
-    why = hg::train::resume_flags(app, f.resume, kLesson, recorded_flags(f, f.epochs, scale_flags, clip), epochs_done);
+  std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/false);
   if (why.empty()) why = scale_flags.settle();  // e.g. --min-scale above --max-scale
   if (!why.empty()) return hg::train::usage_error(app, why);
-  const bool resuming = !f.resume.empty();
   hg::Device device = hg::Device::CPU;
   if (!hg::train::device_from_flag(f.device, kProgram.c_str(), device)) return 2;
-  if ((!f.checkpoint.empty() || resuming) && (runs_flag != "dynamic_scale" || device != hg::Device::CPU))
-    return hg::train::usage_error(app, "--checkpoint and --resume need --runs dynamic_scale alone (one checkpoint "
-                                       "holds one run) on the CPU (checkpoints load into CPU tensors)");
   const int epochs = f.epochs > 0 ? f.epochs : 1;
   const std::vector<std::string> wanted = hg::train::runs_in_order(runs_flag, kLadder);
   std::vector<std::string> names;  // every run folder is checked before any work
   for (const auto& p : wanted) names.push_back(hg::train::precision_run_name(f, kLesson, p));
-  const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, resuming);
+  const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, false);
   if (!run_problem.empty()) return hg::train::usage_error(app, run_problem);
-  if (resuming && hg::train::all_epochs_done(f.resume, epochs_done, epochs)) return 0;
 
   show_rule();
   try {

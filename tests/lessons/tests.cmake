@@ -27,7 +27,7 @@ foreach(nn 01 02 03 04 05 06 07 08 09 10 11)
     set_tests_properties(lesson_${nn}_unknown_flag_exits_2 PROPERTIES LABELS "lesson")
   endif()
 endforeach()
-foreach(nn 02 09)
+foreach(nn 02)
   if(TARGET lesson_${nn})
     add_test(NAME lesson_${nn}_missing_resume_file_exits_2
              COMMAND sh -c "\"$0\" --resume /nonexistent/halfgrad.ckpt >/dev/null 2>&1; rc=$?; echo \"exit code $rc\"; test $rc -eq 2"
@@ -114,3 +114,13 @@ endif()
 add_test(NAME lab_lesson_policy_and_screenshot_folder
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/lab_first_hour.sh ${CMAKE_SOURCE_DIR})
 set_tests_properties(lab_lesson_policy_and_screenshot_folder PROPERTIES LABELS "lesson")
+
+# A chapter's diff against the one before is its lesson: chapter 09 is chapter 08 with a
+# GradScaler in place of the static scale (at most 150 lines of diff; the plumbing lives in
+# framework/train/). And every chapter's file index lists the sections its code has.
+add_test(NAME lesson_diff_08_09_is_the_lesson
+         COMMAND sh -c "n=$(diff \"$0/08_loss_scaling/main.cpp\" \"$0/09_dynamic_loss_scaling/main.cpp\" | wc -l); echo \"diff 08 09: $n lines (at most 150)\"; test $n -le 150"
+                 ${CMAKE_SOURCE_DIR}/lessons)
+add_test(NAME lesson_file_index_matches_sections
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/file_index.sh ${CMAKE_SOURCE_DIR}/lessons)
+set_tests_properties(lesson_diff_08_09_is_the_lesson lesson_file_index_matches_sections PROPERTIES LABELS "lesson")
