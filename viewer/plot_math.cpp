@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "framework/dtype/float_format.h"
 
@@ -131,6 +132,25 @@ Rgb heat_rgb(double t) {
   const double u = s - i;
   auto mix = [&](int c) { return static_cast<int>(stops[i][c] + (stops[i + 1][c] - stops[i][c]) * u); };
   return {mix(0), mix(1), mix(2)};
+}
+
+std::string exponent_text(const Decomposed& d, int bias) {
+  char text[160];
+  switch (d.cls) {
+    case FloatClass::Normal:
+      std::snprintf(text, sizeof text, "%d   (field %u - bias %d)", d.unbiased_exponent, d.exponent_field, bias);
+      break;
+    case FloatClass::Subnormal:
+      std::snprintf(text, sizeof text, "%d   (field 0: subnormal, scaled as the smallest normal, 1 - bias %d)",
+                    1 - bias, bias);
+      break;
+    case FloatClass::Zero:
+      std::snprintf(text, sizeof text, "none   (field 0 and mantissa 0: zero)");
+      break;
+    default:
+      std::snprintf(text, sizeof text, "none   (field %u: %s)", d.exponent_field, to_string(d.cls));
+  }
+  return text;
 }
 
 }  // namespace hg::viewer

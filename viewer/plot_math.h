@@ -8,8 +8,10 @@
 // loop `for (x = x0; x <= x1; x += step)` never ends once x + step == x, which happens for
 // x >= 2^53 and step 1.)
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "framework/dtype/float_format.h"  // Decomposed (decompose.h)
 #include "viewer/app/bit_colors.h"  // Rgb
 #include "viewer/run_log.h"
 
@@ -58,5 +60,11 @@ HeatGrid heat_grid(const std::vector<GradHist>& hs, bool unscaled, int max_cols)
 // The heat map's colour ramp, dark blue -> violet -> orange -> yellow (like "inferno"):
 // t in [0, 1]; anything outside is clamped, NaN counts as 0.
 Rgb heat_rgb(double t);
+
+// The Bits panel's "unbiased exponent" line. A normal number's exponent is its field minus
+// the bias; a subnormal's field is 0 but its exponent is 1 - bias (the smallest normal's),
+// so the line says that instead of a subtraction that does not add up (0 - 15 is not -14).
+// Zero, infinity and NaN have no exponent to speak of: the line says what the field means.
+std::string exponent_text(const Decomposed& d, int bias);
 
 }  // namespace hg::viewer

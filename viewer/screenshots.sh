@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates the viewer pictures in docs/images/ (used by ./lab screenshots).
-# Usage: viewer/screenshots.sh BUILD_DIR
+# The viewer pictures of docs/viewer.md and the README, from real runs (./lab screenshots).
+# Usage: viewer/screenshots.sh BUILD_DIR [OUT_DIR]
+# OUT_DIR defaults to BUILD_DIR/screenshots, so a learner's git status stays clean;
+# `./lab screenshots --update-docs` passes docs/images to replace the committed pictures.
 #
 # The Gradients, Loss-scale and Runs pictures are of REAL runs: chapters 06, 08, 09 and 10
 # train the MLP briefly on a slice of FashionMNIST (the commands are below; together well under
@@ -13,7 +15,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
 V="$BUILD/viewer/halfgrad-viewer"
 L="$BUILD/lessons"
-OUT="$ROOT/docs/images"
+OUT="${2:-$BUILD/screenshots}"
 [ -x "$V" ] || { echo "screenshots: $V is missing (build with the viewer: see ./lab build)" >&2; exit 1; }
 command -v xvfb-run >/dev/null || { echo "screenshots: xvfb-run is missing (apt-get install xvfb xauth)" >&2; exit 1; }
 for n in 06 08 09 10; do

@@ -3,6 +3,7 @@
 #include "cuda/runtime/device.h"
 
 #include "cuda/runtime/check.h"
+#include "cuda/runtime/no_gpu.h"
 
 #include <cstdio>
 
@@ -25,10 +26,9 @@ std::string no_gpu_reason() {
   cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess) {
     cudaGetLastError();
-    return std::string("no GPU: cudaGetDeviceCount returned ") + cudaGetErrorName(err) + " (" +
-           cudaGetErrorString(err) + ")";
+    return no_gpu_message(cudaGetErrorName(err), cudaGetErrorString(err));
   }
-  if (n == 0) return "no GPU: the CUDA driver reports 0 devices";
+  if (n == 0) return "no GPU found (the CUDA driver reports 0 devices)";
   return "";
 }
 

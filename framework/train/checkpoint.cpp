@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <stdexcept>
 
@@ -118,10 +119,17 @@ io::Checkpoint make_checkpoint(const nn::Module& model, const optim::Optimizer* 
 }
 
 void save_training_checkpoint(const std::string& path, const nn::Module& model,
-                              const optim::Optimizer* opt, const TrainingState& state) {
+                              const optim::Optimizer* opt, const TrainingState& state,
+                              const CheckpointExtras& extras) {
   io::Checkpoint ckpt;
   try {
-    ckpt = make_checkpoint(model, opt, state);
+    TrainingState with_scaler = state;
+    if (extras.scaler) with_scaler.extra["grad_scaler"] = extras.scaler->state_dict();
+    ckpt = make_checkpoint(model, opt, with_scaler);
+    for (const auto& nt : extras.tensors) {
+      const std::string key = extras.tensor_prefix + "." + nt.name;
+      add_finite(ckpt, key, nt.tensor, "tensor", key);
+    }
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(fmt::format("{}: {} (the previous checkpoint, if any, is unchanged)", path, e.what()));
   }
@@ -236,9 +244,78 @@ TrainingState restore_checkpoint(const io::Checkpoint& ckpt, nn::Module& model, 
   return state;
 }
 
+// The extras are checked before restore_checkpoint() touches anything: a checkpoint of
+// another chapter (no master weights, no scaler state) changes nothing.
+static void check_extras(const io::Checkpoint& ckpt, const CheckpointExtras& extras, const std::string& where) {
+  if (extras.scaler) {
+    const json& train = ckpt.meta.contains("train") ? ckpt.meta["train"] : json();
+    if (!train.is_object() || !train.contains("extra") || !train["extra"].is_object() ||
+        !train["extra"].contains("grad_scaler"))
+      throw std::runtime_error(where + ": holds no GradScaler state (train.extra.grad_scaler); write it with "
+                                       "this chapter's --checkpoint");
+    amp::GradScaler probe = *extras.scaler;  // its own checks of the state, on a copy
+    try {
+      probe.load_state_dict(train["extra"]["grad_scaler"]);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("{}: train.extra.grad_scaler: {}", where, e.what()));
+    }
+  }
+  for (const auto& nt : extras.tensors) {
+    const std::string key = extras.tensor_prefix + "." + nt.name;
+    if (!ckpt.has(key))
+      throw std::runtime_error(fmt::format("{}: holds no '{}'; write it with this chapter's --checkpoint",
+                                           where, key));
+    const io::CheckpointEntry& e = ckpt.at(key);
+    const std::string want = io::checkpoint_dtype(nt.tensor.dtype());
+    if (e.dtype != want || e.shape != nt.tensor.shape())
+      throw std::runtime_error(fmt::format("{}: entry '{}' is {} in the checkpoint, the run expects {}", where,
+                                           key, dtype_shape(e.dtype, e.shape), dtype_shape(want, nt.tensor.shape())));
+  }
+}
+
 TrainingState load_training_checkpoint(const std::string& path, nn::Module& model,
-                                       optim::Optimizer* opt, DataLoader* loader) {
-  return restore_checkpoint(io::load_checkpoint(path), model, opt, loader);
+                                       optim::Optimizer* opt, DataLoader* loader,
+                                       const CheckpointExtras& extras) {
+  const io::Checkpoint ckpt = io::load_checkpoint(path);
+  check_extras(ckpt, extras, ckpt.source.empty() ? path : ckpt.source);
+  TrainingState state = restore_checkpoint(ckpt, model, opt, loader);
+  for (const auto& nt : extras.tensors) {
+    Tensor t = nt.tensor;  // a handle: load_into copies into the same storage
+    io::load_into(ckpt, extras.tensor_prefix + "." + nt.name, t);
+  }
+  if (extras.scaler) extras.scaler->load_state_dict(state.extra.at("grad_scaler"));
+  return state;
+}
+
+// ---- what a training chapter does with them ----------------------------------------------
+
+static std::string scaler_text(const CheckpointExtras& extras) {
+  if (!extras.scaler) return "";
+  return fmt::format(", scale {:g}, growth tracker {}", extras.scaler->get_scale(), extras.scaler->growth_tracker());
+}
+
+void save_epoch_checkpoint(const std::string& path, const nn::Module& model, const optim::Optimizer& opt,
+                           const DataLoader& loader, uint64_t init_generator_state, int64_t step,
+                           int64_t epochs_done, const std::string& lesson, const nlohmann::json& flags,
+                           const CheckpointExtras& extras) {
+  TrainingState s;
+  s.step = step;
+  s.epoch = epochs_done;  // the next epoch to run
+  s.loader = loader.state_json();
+  s.generators["init"] = init_generator_state;
+  s.extra["lesson"] = lesson;
+  s.extra["flags"] = flags;
+  save_training_checkpoint(path, model, &opt, s, extras);
+  std::printf("checkpoint: %s (epoch %lld done%s)\n", path.c_str(), (long long)epochs_done, scaler_text(extras).c_str());
+}
+
+TrainingState resume_training(const std::string& path, nn::Module& model, optim::Optimizer& opt,
+                              DataLoader& loader, const CheckpointExtras& extras) {
+  if (path.empty()) return TrainingState{};
+  const TrainingState state = load_training_checkpoint(path, model, &opt, &loader, extras);
+  std::printf("resumed from %s: step %lld, epoch %lld, batch %lld of it%s\n", path.c_str(), (long long)state.step,
+              (long long)state.epoch + 1, (long long)state.batch_in_epoch, scaler_text(extras).c_str());
+  return state;
 }
 
 }  // namespace hg::train

@@ -3,6 +3,8 @@
 //
 //   entries  "model.<parameter or buffer name>"    e.g. "model.layer1.0.bn1.running_mean"
 //            "optim.<parameter index>.<state>"     e.g. "optim.3.momentum_buffer"
+//            "<prefix>.<name>"                     tensors a chapter keeps beside the model,
+//                                                  e.g. "master.fc1.weight" (CheckpointExtras)
 //   meta     {"kind": "halfgrad-training", "model": {...}, "optimizer": {type, lr, steps, hyper},
 //             "train": {step, epoch, batch_in_epoch, generators: {name: state}, ...}}
 //
@@ -26,9 +28,11 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "framework/amp/grad_scaler.h"
 #include "framework/io/checkpoint.h"
 #include "framework/nn/module.h"
 #include "framework/optim/optimizer.h"
@@ -65,11 +69,39 @@ io::Checkpoint make_checkpoint(const nn::Module& model, const optim::Optimizer* 
 TrainingState restore_checkpoint(const io::Checkpoint& ckpt, nn::Module& model, optim::Optimizer* opt,
                                  DataLoader* loader = nullptr);
 
+// What a chapter keeps beside the model and the optimizer, e.g. chapter 09: the F32 master
+// weights (an F16 model cannot give them back: rounding lost their low bits) and the
+// GradScaler (its scale and growth counter: a resumed run that started again from 2^16
+// would skip steps the uninterrupted one never skipped).
+struct CheckpointExtras {
+  std::string tensor_prefix;              // "master": saved as "master.<name>"
+  std::vector<nn::NamedTensor> tensors;   // restored in place (values copied)
+  amp::GradScaler* scaler = nullptr;      // its state_dict() under train.extra.grad_scaler
+};
+
 // The two together with the file: save is atomic (a failed or refused save leaves the
-// previous checkpoint intact), load checks version and CRC before anything is touched.
+// previous checkpoint intact), load checks version and CRC before anything is touched, and
+// every extra before the model, the optimizer, the loader or the scaler changes.
 void save_training_checkpoint(const std::string& path, const nn::Module& model,
-                              const optim::Optimizer* opt, const TrainingState& state);
+                              const optim::Optimizer* opt, const TrainingState& state,
+                              const CheckpointExtras& extras = {});
 TrainingState load_training_checkpoint(const std::string& path, nn::Module& model,
-                                       optim::Optimizer* opt, DataLoader* loader = nullptr);
+                                       optim::Optimizer* opt, DataLoader* loader = nullptr,
+                                       const CheckpointExtras& extras = {});
+
+// ---- what a training chapter does with them (02, 09) -------------------------------------
+// At the end of an epoch: where training stands (the step, the next epoch, the loader, the
+// initialisation generator), the chapter's run.json lesson and the flags --resume checks
+// (framework/train/resume.h), and the extras. Prints
+//   "checkpoint: PATH (epoch N done)"   (and ", scale S, growth tracker G" with a scaler)
+void save_epoch_checkpoint(const std::string& path, const nn::Module& model, const optim::Optimizer& opt,
+                           const DataLoader& loader, uint64_t init_generator_state, int64_t step,
+                           int64_t epochs_done, const std::string& lesson, const nlohmann::json& flags,
+                           const CheckpointExtras& extras = {});
+// --resume PATH: all of it back, all or nothing, and one line
+//   "resumed from PATH: step S, epoch E, batch B of it"   (and the scale, with a scaler)
+// An empty PATH (no --resume) restores nothing and returns the state of a fresh run.
+TrainingState resume_training(const std::string& path, nn::Module& model, optim::Optimizer& opt,
+                              DataLoader& loader, const CheckpointExtras& extras = {});
 
 }  // namespace hg::train

@@ -41,6 +41,7 @@
 
 #include <omp.h>
 
+#include "framework/amp/scale_rule.h"
 #include "framework/tensor/device.h"
 #include "framework/train/run_folder.h"
 #if HG_WITH_CUDA
@@ -321,6 +322,111 @@ inline void add_common_flags(CLI::App& app, CommonFlags& f) {
   app.add_option("--resume", f.resume, "continue training from this checkpoint")->check(CLI::ExistingFile);
   app.add_option("--lr-schedule", f.lr_schedule, "constant | step | cosine, over epochs")
       ->capture_default_str()->check(OneOf({"constant", "step", "cosine"}));
+}
+
+// ---- what the comparison chapters (06–11) share ------------------------------------------
+
+// runs/<name>/ of one run of a comparison: "--run-name X" gives X_fp32, X_fp16_naive, ...;
+// without it "<NN>_<model>_<precision>", NN the chapter's number (the start of its lesson
+// name, "06_fp16_naive"): 06_mlp_fp32.
+inline std::string precision_run_name(const CommonFlags& f, const std::string& lesson, const std::string& precision) {
+  return (f.run_name.empty() ? lesson.substr(0, 2) + "_" + f.model : f.run_name) + "_" + precision;
+}
+
+// run.json of one run of a comparison (docs/run-log.md): the chapter, the model, the
+// precision, the device, the seed, and under "args" the flags that shaped the run — the
+// common ones and the chapter's own (`own_args`).
+inline nlohmann::json comparison_run_json(const std::string& lesson, const CommonFlags& f, const std::string& precision,
+                                          Device device, int epochs, const nlohmann::json& own_args) {
+  nlohmann::json args = {{"epochs", epochs}, {"batch_size", f.batch_size}, {"lr", f.lr},
+                         {"momentum", f.momentum}, {"limit_train", f.limit_train}};
+  if (own_args.is_object())
+    for (const auto& [k, v] : own_args.items()) args[k] = v;
+  return {{"lesson", lesson}, {"model", f.model}, {"precision", precision},
+          {"device", device_name(device)}, {"seed", f.seed}, {"args", args}};
+}
+
+// --runs: a comma list of the chapter's runs (`ladder`, in the order the table shows them).
+inline void add_runs_flag(CLI::App& app, std::string& runs_flag, const std::vector<std::string>& ladder) {
+  std::string list;
+  for (const auto& p : ladder) list += (list.empty() ? "" : ", ") + p;
+  app.add_option("--runs", runs_flag, "comma list of " + list)->capture_default_str()->check(ListOf(ladder));
+}
+
+// The runs a --runs list names (checked by ListOf), in the order of the chapter's ladder
+// whatever the order on the command line.
+inline std::vector<std::string> runs_in_order(const std::string& runs_flag, const std::vector<std::string>& ladder) {
+  std::vector<std::string> out;
+  for (const auto& p : ladder)
+    if (("," + runs_flag + ",").find("," + p + ",") != std::string::npos) out.push_back(p);
+  return out;
+}
+
+// Common flags a chapter does not implement are refused, not ignored: "" or the one line
+// that says which (a chapter with checkpoints allows --checkpoint and --resume).
+inline std::string unsupported_flags(const CommonFlags& f, bool checkpoints) {
+  if (!checkpoints && (!f.checkpoint.empty() || !f.resume.empty() || f.lr_schedule != "constant" ||
+                       f.weight_decay != 0.0))
+    return "--checkpoint, --resume, --lr-schedule and --weight-decay are not supported in this chapter";
+  if (checkpoints && (f.lr_schedule != "constant" || f.weight_decay != 0.0))
+    return "--lr-schedule and --weight-decay are not supported in this chapter";
+  return "";
+}
+
+// --init-scale, --growth-interval, --min-scale and --max-scale: the rule of a GradScaler
+// (chapters 09 and 10; framework/amp/scale_rule.h). Kept as parsed, for run.json and
+// --resume; settle() makes the rule and checks it whole.
+struct ScaleRuleFlags {
+  double init_scale = 65536.0;
+  int64_t growth_interval = 2000;
+  double min_scale = amp::kMinLossScale, max_scale = amp::kMaxLossScale;
+
+  // The rule as given; settle() checks it whole: "" when it is a rule, else why not (e.g.
+  // --min-scale above --max-scale, or --init-scale outside them), for usage_error().
+  amp::ScaleRule rule() const {
+    amp::ScaleRule r;
+    r.init_scale = float(init_scale);
+    r.growth_interval = growth_interval;
+    r.min_scale = float(min_scale);
+    r.max_scale = float(max_scale);
+    return r;
+  }
+  std::string settle() const {
+    try {
+      amp::validate(rule());
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  }
+  // For a checkpoint (framework/train/resume.h): the four flags as given, added to `flags`.
+  nlohmann::json recorded(nlohmann::json flags) const {
+    flags.update({{"--init-scale", init_scale}, {"--growth-interval", growth_interval}, {"--min-scale", min_scale},
+                  {"--max-scale", max_scale}});
+    return flags;
+  }
+  // For run.json's "args": the rule, and `more` (the chapter's other flags).
+  nlohmann::json args(nlohmann::json more = nlohmann::json::object()) const {
+    const amp::ScaleRule r = rule();
+    more.update({{"init_scale", r.init_scale}, {"growth_interval", r.growth_interval}, {"min_scale", r.min_scale},
+                 {"max_scale", r.max_scale}});
+    return more;
+  }
+};
+
+// `growth`: also --growth-interval (chapter 10 keeps PyTorch's 2000).
+inline void add_scale_rule_flags(CLI::App& app, ScaleRuleFlags& s, bool growth) {
+  app.add_option("--init-scale", s.init_scale, "the initial loss scale")->capture_default_str()->check(LossScale());
+  if (growth)
+    app.add_option("--growth-interval", s.growth_interval, "double the scale after this many finite steps")
+        ->capture_default_str()->check(WholeIn(1, kMaxWhole, "a number of steps >= 1"));
+  // The scale never leaves [min, max]: backoff stops at the minimum, growth at the maximum
+  // (PyTorch's GradScaler has no such bounds, see pytorch#99640).
+  app.add_option("--min-scale", s.min_scale, "the scale never backs off below this")
+      ->capture_default_str()->check(LossScale());
+  app.add_option("--max-scale", s.max_scale, "the scale never grows above this")
+      ->capture_default_str()->check(FiniteIn(std::ldexp(1.0, -126), 3.4028234663852886e38,
+                                              "a loss scale from 2^-126 to 3.4e38 (F32's largest)"));
 }
 
 inline void apply_threads(int threads) {

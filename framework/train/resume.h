@@ -25,10 +25,12 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <string>
 
 #include "framework/io/checkpoint.h"
+#include "framework/train/cli.h"
 
 namespace hg::train {
 
@@ -42,12 +44,23 @@ inline std::string flag_text(const nlohmann::json& v) {
 
 }  // namespace detail
 
+// The flags every training chapter records: the model, how far to train, the seed and the
+// batches, the learning rate and momentum. A chapter adds its own (chapter 09: the scaler's).
+inline nlohmann::json recorded_common_flags(const CommonFlags& f, const std::string& model, int epochs,
+                                            nlohmann::json own = nlohmann::json::object()) {
+  own.update({{"--model", model}, {"--epochs", epochs}, {"--seed", f.seed}, {"--batch-size", f.batch_size},
+              {"--lr", f.lr}, {"--momentum", f.momentum}, {"--limit-train", f.limit_train}});
+  return own;
+}
+
 // Settles the flags of a resumed run (see above). `lesson` is the chapter's run.json lesson
 // ("02_fp32_training"); `given` holds the flags as parsed, in the form they are recorded.
 // Returns "" (and the number of epochs the checkpoint has done in `epochs_done`), or the one
-// line that says why the run cannot resume, for usage_error().
+// line that says why the run cannot resume, for usage_error(). An empty `path` (no --resume)
+// has nothing to settle: "".
 inline std::string resume_flags(CLI::App& app, const std::string& path, const std::string& lesson,
                                 const nlohmann::json& given, int64_t& epochs_done) {
+  if (path.empty()) return "";  // not resuming: nothing to settle
   nlohmann::json meta;
   try {
     meta = hg::io::load_checkpoint(path).meta;  // checks the whole file: version, sizes, CRC
@@ -87,6 +100,15 @@ inline std::string resume_flags(CLI::App& app, const std::string& path, const st
     }
   }
   return "";
+}
+
+// A checkpoint whose epochs are all done has nothing left to train: says so in one line and
+// returns true (the program then exits 0 and prints no empty report).
+inline bool all_epochs_done(const std::string& path, int64_t epochs_done, int64_t epochs) {
+  if (epochs_done < epochs) return false;
+  std::printf("%s: all %lld epoch(s) of this run are done; nothing to train (--epochs N with N > %lld "
+              "trains further)\n", path.c_str(), (long long)epochs_done, (long long)epochs_done);
+  return true;
 }
 
 }  // namespace hg::train

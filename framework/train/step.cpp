@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "framework/amp/autocast.h"
 #include "framework/autograd/grad_mode.h"
 #include "framework/ops/ops.h"
 
@@ -32,24 +33,33 @@ StepResult train_step(nn::Module& model, optim::Optimizer& opt, const Tensor& im
   return r;
 }
 
-std::vector<int32_t> predict(nn::Module& model, const data::ImageDataset& ds, int64_t batch_size,
-                             Device device) {
+std::vector<int32_t> predict(nn::Module& model, const data::ImageDataset& ds, const PredictOptions& how) {
   const bool was_training = model.is_training();
   model.eval();
   NoGradGuard no_grad;
   std::vector<int32_t> out;
   out.reserve(static_cast<size_t>(ds.n));
   const int64_t per = ds.image_size();
-  for (int64_t begin = 0; begin < ds.n; begin += batch_size) {
-    const int64_t b = std::min(batch_size, ds.n - begin);
+  for (int64_t begin = 0; begin < ds.n; begin += how.batch_size) {
+    const int64_t b = std::min(how.batch_size, ds.n - begin);
     std::vector<float> pixels(ds.images.begin() + begin * per, ds.images.begin() + (begin + b) * per);
-    Tensor x = Tensor::from_vector(pixels, {b, ds.channels, ds.height, ds.width});  // (B, C, H, W)
-    if (device != Device::CPU) x = x.to(device);
+    Tensor x = Tensor::from_vector(pixels, {b, ds.channels, ds.height, ds.width}, how.input_dtype);  // (B, C, H, W)
+    if (how.device != Device::CPU) x = x.to(how.device);
+    amp::Autocast region(how.autocast_dtype, how.autocast);  // enabled = false: no region
+    if (how.input_scale != 1.0) x = mul(x, how.input_scale);  // (×1 would change no bit)
     const std::vector<int32_t> pred = argmax_classes(model.forward(x).to(Device::CPU));
     out.insert(out.end(), pred.begin(), pred.end());
   }
   model.train(was_training);
   return out;
+}
+
+std::vector<int32_t> predict(nn::Module& model, const data::ImageDataset& ds, int64_t batch_size,
+                             Device device) {
+  PredictOptions how;
+  how.batch_size = batch_size;
+  how.device = device;
+  return predict(model, ds, how);
 }
 
 }  // namespace hg::train

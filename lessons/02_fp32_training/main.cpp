@@ -61,9 +61,8 @@ struct ModelResult {
 // What this program records in a checkpoint and checks on --resume (framework/train/resume.h):
 // the flags that decide which batches the run sees and what each step does.
 nlohmann::json recorded_flags(const hg::train::CommonFlags& f, const std::string& model, int epochs) {
-  return {{"--model", model}, {"--epochs", epochs}, {"--seed", f.seed}, {"--batch-size", f.batch_size},
-          {"--lr", f.lr}, {"--momentum", f.momentum}, {"--weight-decay", f.weight_decay},
-          {"--lr-schedule", f.lr_schedule}, {"--limit-train", f.limit_train}};
+  return hg::train::recorded_common_flags(f, model, epochs,
+                                          {{"--weight-decay", f.weight_decay}, {"--lr-schedule", f.lr_schedule}});
 }
 
 // Trains one model from scratch (or from --resume) and prints its report.
@@ -98,12 +97,8 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
   std::printf("%s", model->str().c_str());
 
   // ---- 4. resume --------------------------------------------------------------------------
-  hg::train::TrainingState state;
-  if (!flags.resume.empty()) {
-    state = hg::train::load_training_checkpoint(flags.resume, *model, &opt, &loader);  // all or nothing
-    std::printf("resumed from %s: step %lld, epoch %lld, batch %lld of it\n", flags.resume.c_str(),
-                (long long)state.step, (long long)state.epoch + 1, (long long)state.batch_in_epoch);
-  }
+  // Parameters, optimizer buffers, the loader's position: all or nothing (framework/train/checkpoint.h).
+  const hg::train::TrainingState state = hg::train::resume_training(flags.resume, *model, opt, loader);
 
   nlohmann::json args = {{"epochs", epochs}, {"batch_size", flags.batch_size}, {"lr", flags.lr},
                          {"momentum", flags.momentum}, {"weight_decay", flags.weight_decay},
@@ -173,17 +168,9 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
     log.scalar(step, "train/images_per_s", seen / epoch_s, epoch + 1);
     log.scalar(step, "lr", opt.lr(), epoch + 1);
 
-    if (!flags.checkpoint.empty()) {
-      hg::train::TrainingState s;
-      s.step = step;
-      s.epoch = epoch + 1;  // the next epoch to run
-      s.loader = loader.state_json();
-      s.generators["init"] = init_gen.state();
-      s.extra["lesson"] = "02_fp32_training";
-      s.extra["flags"] = recorded_flags(flags, model_name, epochs);
-      hg::train::save_training_checkpoint(flags.checkpoint, *model, &opt, s);
-      std::printf("checkpoint: %s (epoch %lld done)\n", flags.checkpoint.c_str(), (long long)epoch + 1);
-    }
+    if (!flags.checkpoint.empty())
+      hg::train::save_epoch_checkpoint(flags.checkpoint, *model, opt, loader, init_gen.state(), step, epoch + 1,
+                                       "02_fp32_training", recorded_flags(flags, model_name, epochs));
   }
   if (res.diverged) return res;  // its one line is on stderr; no report of a broken model
   if (test_pred.empty()) test_pred = hg::train::predict(*model, test_set, 1000, device);
@@ -233,14 +220,9 @@ int main(int argc, char** argv) {
   hg::Device device = hg::Device::CPU;
   if (!hg::train::device_from_flag(flags.device, "lesson_02", device)) return 2;
 
-  if (resuming) {
-    const int epochs = flags.epochs > 0 ? flags.epochs : default_epochs(models[0]);
-    if (epochs_done >= epochs) {  // nothing left to train: say so, print no empty report
-      std::printf("%s: all %lld epoch(s) of this run are done; nothing to train (--epochs N with N > %lld "
-                  "trains further)\n", flags.resume.c_str(), (long long)epochs_done, (long long)epochs_done);
-      return 0;
-    }
-  }
+  if (resuming && hg::train::all_epochs_done(flags.resume, epochs_done,
+                                             flags.epochs > 0 ? flags.epochs : default_epochs(models[0])))
+    return 0;  // nothing left to train: said so, no empty report
 
   try {
     hg::train::apply_threads(flags.threads);

@@ -1,17 +1,13 @@
 // Chapter 07 — FP32 master weights (Apex O2): the model computes in F16, the optimizer
 // updates an F32 copy of every weight, and the F16 model is refreshed from it each step.
 //
-//   1. the arithmetic: 2048 + 1 is lost in F16 and kept in an F32 master
-//   2. one training loop, run on the same seed: naive F16 (chapter 06) and master weights
-//   3. the comparison table: the lost updates come back
-//
 // What changed from chapter 06 (diff the two files): train() has a third precision,
-// "master_weights", using hg::amp::MasterWeights; the F16 SGD of chapter 06 stays for the
-// naive run. Batch norm would stay F32 in the model (amp::convert_model_ with a keep_f32
-// rule); the MLP has none.
+// "master_weights", using hg::amp::MasterWeights; the naive run keeps chapter 06's F16 SGD
+// (framework/train/f16_sgd.cpp). Batch norm would stay F32 in the model
+// (amp::convert_model_ with a keep_f32 rule); the MLP has none.
 //
-// Sections: 1. flags   2. the arithmetic   3. the F16 SGD step   4. evaluate
-//           5. train (one loop for all precisions)   6. main: the runs and the table
+// Sections: 1. flags   2. the arithmetic   3. train (one loop for all precisions)
+//           4. main: the runs and the table
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -20,27 +16,30 @@
 #include <string>
 #include <vector>
 
-#include "datasets/fashion_mnist.h"
-#include "datasets/paths.h"
 #include "framework/amp/grad_stats_logger.h"
 #include "framework/amp/master_weights.h"
-#include "framework/autograd/grad_mode.h"
 #include "framework/data/loader.h"
+#include "framework/dtype/decompose.h"
 #include "framework/dtype/half.h"
-#include "framework/eval/metrics.h"
 #include "framework/io/run_log.h"
 #include "framework/nn/models/models.h"
 #include "framework/ops/ops.h"
 #include "framework/optim/sgd.h"
 #include "framework/train/cli.h"
+#include "framework/train/data.h"
+#include "framework/train/f16_sgd.h"
 #include "framework/train/guard.h"
+#include "framework/train/ladder.h"
 #include "framework/train/run_folder.h"
-#include "framework/train/step.h"
 
 using hg::DType;
 using hg::Tensor;
 
 namespace {
+
+const std::string kLesson = "07_master_weights";     // run.json's "lesson"; runs/07_mlp_<precision>/
+const std::string kProgram = "lesson_" + kLesson.substr(0, 2);  // how its messages start
+const std::vector<std::string> kLadder = {"fp32", "fp16_naive", "master_weights"};  // --runs, in table order
 
 // ---- 2. the arithmetic --------------------------------------------------------------
 float f16(float x) { return float(hg::half(x)); }  // round to the nearest F16, back to float
@@ -51,8 +50,12 @@ void show_arithmetic() {
               f16(2048.0f + 1.0f));
   std::printf("  1 + 0.0001      = %-10g (half an F16 ULP at 1 is 2^-11 = %.3g)\n",
               f16(1.0f + 0.0001f), std::ldexp(1.0, -11));
-  std::printf("  0.03 - 0.05*1e-4= %-10.7g (the weight %.7g does not move: lr*g < 2^-18)\n",
-              f16(f16(0.03f) - 0.05f * 1e-4f), f16(0.03f));
+  // An update vanishes when it is at most half the spacing of F16 numbers around the weight
+  // (half an ULP): the bound depends on the weight, not on a fixed power of two.
+  const float w = f16(0.03f), update = 0.05f * 1e-4f;
+  const double half_ulp = hg::decompose(w, hg::kFP16).ulp / 2;
+  std::printf("  0.03 - 0.05*1e-4= %-10.7g (lr*g = %.3g < half an F16 ULP at the weight, 2^%d = %.3g:"
+              " the weight does not move)\n", f16(w - update), update, std::ilogb(half_ulp), half_ulp);
   // The master copy: ten updates of +1 on 2048, in F32, then rounded to F16 once.
   float master = 2048.0f, naive = 2048.0f;
   for (int i = 0; i < 10; ++i) {
@@ -63,83 +66,9 @@ void show_arithmetic() {
               naive, master, f16(master));
 }
 
-// ---- 3. the F16 SGD step ------------------------------------------------------------
-// PyTorch's SGD on F16 tensors, every result rounded to F16:
-//   buf = momentum·buf + g   (buf = g on the first step)      buf is F16
-//   p   = p − lr·buf                                         p is F16
-// When |lr·buf| is below half an F16 ULP of p, p does not change: the update is lost.
-// On the GPU the same three roundings come from in-place ops, each of which computes in F32
-// and rounds once to F16: mul_ (momentum·buf), add_ (+ g), add_ with −lr (p − lr·buf).
-void sgd_step_f16(const std::vector<Tensor>& params, std::vector<Tensor>& bufs, float lr,
-                  float momentum) {
-  if (bufs.empty()) bufs.resize(params.size());
-  for (size_t i = 0; i < params.size(); ++i) {
-    Tensor p = params[i];
-    Tensor g = p.grad();
-    if (!g.defined()) continue;
-    const bool first = !bufs[i].defined();
-    if (first) bufs[i] = Tensor::zeros(p.shape(), DType::F16, p.device());
-    if (p.device() == hg::Device::CUDA) {
-      if (first) {
-        hg::copy_(bufs[i], g);
-      } else {
-        hg::mul_(bufs[i], momentum);
-        hg::add_(bufs[i], g);
-      }
-      hg::add_(p, bufs[i], -lr);
-      continue;
-    }
-    hg::half* pd = p.data<hg::half>();
-    hg::half* bd = bufs[i].data<hg::half>();
-    const hg::half* gd = g.data<hg::half>();
-    for (int64_t k = 0, n = p.numel(); k < n; ++k) {
-      const float gk = float(gd[k]);
-      const float b = first ? gk : f16(f16(momentum * float(bd[k])) + gk);
-      bd[k] = hg::half(b);
-      pd[k] = hg::half(float(pd[k]) - lr * b);
-    }
-  }
-}
-
-// ---- 4. evaluate ----------------------------------------------------------------------
-// The model's class for every test image, with the inputs in the model's dtype.
-std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset& ds, DType dtype,
-                             hg::Device device) {
-  hg::NoGradGuard no_grad;
-  model.eval();
-  std::vector<int32_t> out;
-  const int64_t per = ds.image_size(), bs = 1000;
-  for (int64_t begin = 0; begin < ds.n; begin += bs) {
-    const int64_t b = std::min(bs, ds.n - begin);
-    std::vector<float> px(ds.images.begin() + begin * per, ds.images.begin() + (begin + b) * per);
-    Tensor x = Tensor::from_vector(px, {b, ds.channels, ds.height, ds.width}, dtype).to(device);  // (B,C,H,W)
-    auto pred = hg::train::argmax_classes(model(x));
-    out.insert(out.end(), pred.begin(), pred.end());
-  }
-  model.train();
-  return out;
-}
-
-// ---- 5. train -------------------------------------------------------------------------
-struct RunResult {
-  std::string precision;
-  double test_accuracy = 0, macro_f1 = 0, last_loss = 0, seconds_per_epoch = 0;
-  double underflow = 0;     // of all gradient values seen: fraction below 2^-24 (FP16 zero)
-  double zeros = 0;         // fraction exactly zero
-  double lost_updates = 0;  // mean lost_update_fraction over the logged steps and parameters
-  hg::train::Divergence diverged;  // set when the loss or a weight became inf/NaN: the run stopped
-  std::string dir;
-};
-
-// runs/<name>/ of one precision's run: "--run-name X" gives X_fp32, X_fp16_naive, ...
-std::string run_name(const hg::train::CommonFlags& f, const std::string& precision) {
-  return (f.run_name.empty() ? "07_" + f.model : f.run_name) + "_" + precision;
-}
-
-RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
-                int epochs,
-                int64_t stats_every, const hg::data::ImageDataset& train_ds,
-                const hg::data::ImageDataset& test_ds) {
+// ---- 3. train -------------------------------------------------------------------------
+hg::train::LadderRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
+                           int epochs, int64_t stats_every, const hg::train::FashionMnist& data) {
   const bool half = precision == "fp16_naive";
   const bool master_weights = precision == "master_weights";
   const DType dtype = (half || master_weights) ? DType::F16 : DType::F32;
@@ -161,18 +90,15 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
                        {.lr = f.lr, .momentum = f.momentum});
   std::vector<Tensor> bufs16;  // the F16 momentum buffers
 
-  RunResult r;
+  hg::train::LadderRun r;
   r.precision = precision;
-  r.dir = hg::train::claim_run_folder(run_name(f, precision), f.overwrite, false);
-  hg::io::RunLog log(r.dir, {{"lesson", "07_master_weights"}, {"model", f.model},
-                             {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
-                             {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
-                                       {"lr", f.lr}, {"momentum", f.momentum},
-                                       {"limit_train", f.limit_train}}}});
-  hg::DataLoader loader(train_ds, {f.batch_size, true, false, f.seed});
+  r.dir = hg::train::claim_run_folder(hg::train::precision_run_name(f, kLesson, precision), f.overwrite, false);
+  hg::io::RunLog log(r.dir, hg::train::comparison_run_json(kLesson, f, precision, device, epochs, {}));
+  hg::DataLoader loader(data.train, {f.batch_size, true, false, f.seed});
   hg::amp::GradStatsLogger stats(stats_every);
-  int64_t step = 0, grad_values = 0, lost_samples = 0;
-  double underflow = 0, zeros = 0, lost_sum = 0, seconds = 0;
+  int64_t step = 0;
+  double seconds = 0;
+  int timed_epochs = 0;
 
   for (int epoch = 0; epoch < epochs && !r.diverged; ++epoch) {
     auto t0 = std::chrono::steady_clock::now();
@@ -186,51 +112,40 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
       // Statistics on what the optimizer updates: the master copy when there is one.
       const auto named = master_weights ? master_named : model->named_parameters();
       if (stats.due(step)) stats.capture(step, named, 1.0);
-      if (half) sgd_step_f16(model->parameters(), bufs16, float(f.lr), float(f.momentum));
+      if (half) hg::train::sgd_step_f16(model->parameters(), bufs16, float(f.lr), float(f.momentum));
       else sgd32.step();
       if (master_weights) mw->copy_master_to_model();  // F32 -> F16, rounded once
       if (stats.due(step)) {
         for (const auto& h : stats.finish(named, true)) {
           log.grad_hist(step, h.to_event(step));
-          grad_values += h.total;
-          underflow += double(h.fp16_underflow);
-          zeros += double(h.zeros);
-          lost_sum += h.lost_update_fraction;
-          ++lost_samples;
+          r.grads.add(h);
         }
       }
       r.last_loss = loss.item();
       log.scalar(step, "train/loss", r.last_loss, epoch);
       r.diverged = hg::train::check_finite_step(step, r.last_loss, model->named_parameters());
       if (r.diverged) {
-        hg::train::report_divergence(log, "lesson_07: " + precision, r.diverged);
+        hg::train::report_divergence(log, kProgram + ": " + precision, r.diverged);
         break;
       }
       ++step;
     }
     if (r.diverged) break;  // no evaluation of a broken model
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    auto pred = predict(*model, test_ds, dtype, device);
-    auto rep = hg::eval::classification_report(test_ds.labels, pred, test_ds.num_classes);
-    r.test_accuracy = rep.accuracy;
-    r.macro_f1 = rep.macro_f1;
-    log.scalar(step, "test/accuracy", rep.accuracy, epoch);
-    log.scalar(step, "time/epoch_s", seconds / (epoch + 1), epoch);
-    std::printf("  %-10s epoch %d  loss %.4f  test accuracy %.4f  (%.1f s)\n", precision.c_str(),
-                epoch + 1, r.last_loss, rep.accuracy, seconds / (epoch + 1));
+    ++timed_epochs;
+    hg::train::end_of_epoch(r, *model, data.test, {.input_dtype = dtype, .device = device}, log, step, epoch,
+                            seconds / timed_epochs);
   }
-  r.seconds_per_epoch = seconds / epochs;
-  r.underflow = grad_values ? underflow / double(grad_values) : 0;
-  r.zeros = grad_values ? zeros / double(grad_values) : 0;
-  r.lost_updates = lost_samples ? lost_sum / double(lost_samples) : 0;
+  r.seconds_per_epoch = timed_epochs ? seconds / timed_epochs : 0;
   if (!r.diverged) log.end("finished");
   return r;
 }
 
 }  // namespace
 
-// ---- 6. main --------------------------------------------------------------------------
+// ---- 4. main --------------------------------------------------------------------------
 int main(int argc, char** argv) {
+  // ---- 1. flags ---------------------------------------------------------------------------
   CLI::App app{"Chapter 07: FP32 master weights for an F16 model, next to naive F16"};
   hg::train::CommonFlags f;
   f.limit_train = 10000;  // 2-core default; --limit-train -1 for all 60000
@@ -240,66 +155,32 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(hg::train::WholeIn(0, hg::train::kMaxWhole, "a number of steps >= 0 (0: never)"));
   app.get_option("--model")->check(hg::train::OneOf({"mlp"}));
   std::string runs_flag = "fp16_naive,master_weights";
-  app.add_option("--runs", runs_flag, "comma list of fp32, fp16_naive, master_weights")
-      ->capture_default_str()->check(hg::train::ListOf({"fp32", "fp16_naive", "master_weights"}));
+  hg::train::add_runs_flag(app, runs_flag, kLadder);
   HG_PARSE_FLAGS(app, argc, argv);
   hg::train::apply_threads(f.threads);
-  // Common flags this chapter does not implement are refused, not ignored.
-  if (!f.checkpoint.empty() || !f.resume.empty() || f.lr_schedule != "constant" ||
-      f.weight_decay != 0.0) {
-    std::fprintf(stderr, "lesson_07: --checkpoint, --resume, --lr-schedule and "
-                         "--weight-decay are not supported in this chapter\n");
-    return 2;
-  }
+  const std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/false);
+  if (!why.empty()) return hg::train::usage_error(app, why);
   hg::Device device = hg::Device::CPU;
-  if (!hg::train::device_from_flag(f.device, "lesson_07", device)) return 2;
+  if (!hg::train::device_from_flag(f.device, kProgram.c_str(), device)) return 2;
   const int epochs = f.epochs > 0 ? f.epochs : 1;
-  std::vector<std::string> wanted;  // in the order of the ladder, whatever the order of --runs
-  for (const char* p : {"fp32", "fp16_naive", "master_weights"})
-    if (("," + runs_flag + ",").find(std::string(",") + p + ",") != std::string::npos) wanted.push_back(p);
+  const std::vector<std::string> wanted = hg::train::runs_in_order(runs_flag, kLadder);
   std::vector<std::string> names;  // every run folder is checked before any work
-  for (const auto& p : wanted) names.push_back(run_name(f, p));
+  for (const auto& p : wanted) names.push_back(hg::train::precision_run_name(f, kLesson, p));
   const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, false);
   if (!run_problem.empty()) return hg::train::usage_error(app, run_problem);
 
   show_arithmetic();
   try {
-    const std::string dir = hg::data::fashion_mnist_dir(f.data);
-    auto train_ds = hg::data::load_fashion_mnist(dir, true, f.limit_train);
-    auto test_ds = hg::data::load_fashion_mnist(dir, false, f.limit_test);
-    hg::data::normalize(train_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
-    hg::data::normalize(test_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
+    const hg::train::FashionMnist data = hg::train::load_fashion_mnist_normalized(f.data, f.limit_train, f.limit_test);
     std::printf("== 2. training %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
-                "lr %g, momentum %g ==\n", f.model.c_str(), (long long)train_ds.n,
-                (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
-    std::vector<RunResult> runs;
-    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, train_ds, test_ds));
-
-    std::printf("\n== 3. comparison ==\n");
-    std::printf("%-15s %9s %9s %10s %11s %10s %12s %9s\n", "precision", "test acc", "macro F1",
-                "last loss", "grad<2^-24", "grad==0", "lost updates", "s/epoch");
-    for (const auto& r : runs)
-      if (r.diverged) std::printf("%-15s %s\n", r.precision.c_str(), r.diverged.message().c_str());
-      else std::printf("%-15s %9.4f %9.4f %10.4f %10.3f%% %9.3f%% %11.1f%% %9.2f\n",
-                       r.precision.c_str(), r.test_accuracy, r.macro_f1, r.last_loss,
-                       100 * r.underflow, 100 * r.zeros, 100 * r.lost_updates, r.seconds_per_epoch);
-    std::printf("\ngrad<2^-24: gradient values an F16 gradient cannot hold (they become 0)\n"
-                "lost updates: elements with a non-zero gradient whose weight did not change\n"
-                "run logs: ");
-    for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
-    std::printf("(./lab view)\n");
-    bool diverged = false;
-    for (const auto& r : runs) {
-      diverged = diverged || r.diverged;
-      if (!r.diverged)
-        std::printf("RESULT model=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
-                    "test_accuracy=%.4f lost_updates=%.4f\n", f.model.c_str(), r.precision.c_str(),
-                    epochs, r.seconds_per_epoch, r.test_accuracy, r.lost_updates);
-    }
-    if (diverged) return hg::train::kExitDiverged;  // the table above says which run and why
+                "lr %g, momentum %g ==\n", f.model.c_str(), (long long)data.train.n,
+                (long long)data.test.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
+    std::vector<hg::train::LadderRun> runs;
+    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, data));
+    hg::train::print_comparison(runs);
+    return hg::train::print_footer(f.model, epochs, runs);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "lesson_07: %s\n", e.what());
+    std::fprintf(stderr, "%s: %s\n", kProgram.c_str(), e.what());
     return 1;
   }
-  return 0;
 }

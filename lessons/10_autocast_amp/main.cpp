@@ -23,7 +23,7 @@
 // and are cast at op entry (cached per region), the gradients come back F32 through the
 // casts, and the optimizer steps the F32 weights directly. The loss scaler is the same.
 //
-// Sections: 1. the policy   2. evaluate   3. train (one loop for both)   4. main
+// Sections: 1. the policy   2. train (one loop for all precisions)   3. main: the runs and the table
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -32,8 +32,6 @@
 #include <string>
 #include <vector>
 
-#include "datasets/fashion_mnist.h"
-#include "datasets/paths.h"
 #include "framework/amp/activation_memory.h"
 #include "framework/amp/autocast.h"
 #include "framework/amp/grad_scaler.h"
@@ -50,6 +48,7 @@
 #include "framework/train/cli.h"
 #include "framework/train/guard.h"
 #include "framework/train/run_folder.h"
+#include "framework/train/data.h"
 #include "framework/train/step.h"
 #if HG_WITH_CUDA
 #include "cuda/runtime/memory.h"
@@ -59,6 +58,9 @@ using hg::DType;
 using hg::Tensor;
 
 namespace {
+
+const std::string kLesson = "10_autocast_amp";  // run.json's "lesson"; runs/10_<model>_<precision>/
+const std::string kProgram = "lesson_" + kLesson.substr(0, 2);  // how its messages start
 
 // ---- 1. the policy --------------------------------------------------------------------
 void show_policy(hg::nn::Module& model, DType low) {
@@ -95,26 +97,7 @@ void show_policy(hg::nn::Module& model, DType low) {
               hg::dtype_name(model.parameters()[0].dtype()));
 }
 
-// ---- 2. evaluate ------------------------------------------------------------------------
-std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset& ds, bool amp,
-                             DType low, hg::Device device) {
-  hg::NoGradGuard no_grad;
-  model.eval();
-  std::vector<int32_t> out;
-  const int64_t per = ds.image_size(), bs = 1000;
-  for (int64_t begin = 0; begin < ds.n; begin += bs) {
-    const int64_t b = std::min(bs, ds.n - begin);
-    std::vector<float> px(ds.images.begin() + begin * per, ds.images.begin() + (begin + b) * per);
-    Tensor x = Tensor::from_vector(px, {b, ds.channels, ds.height, ds.width}).to(device);  // (B,C,H,W) F32
-    hg::amp::Autocast ac(low, amp);
-    auto pred = hg::train::argmax_classes(model(x));
-    out.insert(out.end(), pred.begin(), pred.end());
-  }
-  model.train();
-  return out;
-}
-
-// ---- 3. train -----------------------------------------------------------------------------
+// ---- 2. train -----------------------------------------------------------------------------
 struct RunResult {
   std::string precision;
   hg::eval::Report report;
@@ -131,14 +114,9 @@ struct RunResult {
   std::string dir;
 };
 
-// runs/<name>/ of one precision's run: "--run-name X" gives X_fp32, X_amp_f16, ...
-std::string run_name(const hg::train::CommonFlags& f, const std::string& precision) {
-  return (f.run_name.empty() ? "10_" + f.model : f.run_name) + "_" + precision;
-}
-
 RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
-                int epochs, int64_t stats_every, const hg::amp::ScaleRule& rule,
-                const hg::data::ImageDataset& train_ds, const hg::data::ImageDataset& test_ds) {
+                int epochs, int64_t stats_every, const hg::train::ScaleRuleFlags& scale_flags,
+                const hg::train::FashionMnist& data) {
   const bool amp = precision != "fp32";
   const DType low = precision == "amp_bf16" ? DType::BF16 : DType::F16;
   hg::Generator gen(f.seed);
@@ -149,18 +127,13 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   if (device == hg::Device::CUDA) hg::cuda::reset_peak_bytes();  // this run's peak only
 #endif
   // BF16 has F32's range: no scaler needed (chapter 11). F16 gets PyTorch's defaults.
-  hg::amp::GradScaler scaler(rule, /*enabled=*/precision == "amp_f16");
+  hg::amp::GradScaler scaler(scale_flags.rule(), /*enabled=*/precision == "amp_f16");
 
   RunResult r;
   r.precision = precision;
-  r.dir = hg::train::claim_run_folder(run_name(f, precision), f.overwrite, false);
-  hg::io::RunLog log(r.dir, {{"lesson", "10_autocast_amp"}, {"model", f.model},
-                             {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
-                             {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
-                                       {"lr", f.lr}, {"momentum", f.momentum},
-                                       {"limit_train", f.limit_train}, {"init_scale", rule.init_scale},
-                                       {"min_scale", rule.min_scale}, {"max_scale", rule.max_scale}}}});
-  hg::DataLoader loader(train_ds, {f.batch_size, true, false, f.seed});
+  r.dir = hg::train::claim_run_folder(hg::train::precision_run_name(f, kLesson, precision), f.overwrite, false);
+  hg::io::RunLog log(r.dir, hg::train::comparison_run_json(kLesson, f, precision, device, epochs, scale_flags.args()));
+  hg::DataLoader loader(data.train, {f.batch_size, true, false, f.seed});
   hg::amp::GradStatsLogger stats(stats_every);
   int64_t step = 0;
   double seconds = 0;
@@ -204,15 +177,15 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
       // is the scaler's business; a loss or a weight that is inf/NaN ends the run.
       r.diverged = hg::train::check_finite_step(step, r.last_loss, model->named_parameters());
       if (r.diverged) {
-        hg::train::report_divergence(log, "lesson_10: " + precision, r.diverged);
+        hg::train::report_divergence(log, kProgram + ": " + precision, r.diverged);
         break;
       }
       ++step;
     }
     if (r.diverged) break;  // no evaluation of a broken model
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.report = hg::eval::classification_report(test_ds.labels, predict(*model, test_ds, amp, low, device),
-                                               test_ds.num_classes);
+    const auto pred = hg::train::predict(*model, data.test, {.autocast = amp, .autocast_dtype = low, .device = device});
+    r.report = hg::eval::classification_report(data.test.labels, pred, data.test.num_classes);
     log.scalar(step, "test/accuracy", r.report.accuracy, epoch);
     log.scalar(step, "test/macro_f1", r.report.macro_f1, epoch);
     log.scalar(step, "time/epoch_s", seconds / (epoch + 1), epoch);
@@ -231,7 +204,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
 
 }  // namespace
 
-// ---- 4. main ------------------------------------------------------------------------------
+// ---- 3. main ------------------------------------------------------------------------------
 int main(int argc, char** argv) {
   CLI::App app{"Chapter 10: automatic mixed precision (autocast + GradScaler) vs FP32"};
   hg::train::CommonFlags f;
@@ -242,44 +215,22 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(hg::train::WholeIn(0, hg::train::kMaxWhole, "a number of steps >= 0 (0: never)"));
   app.get_option("--model")->check(hg::train::OneOf(hg::nn::model_names()));
   std::string runs_flag = "fp32,amp_f16";
-  float init_scale = 65536.0f;
-  app.add_option("--init-scale", init_scale, "the GradScaler's initial loss scale (amp_f16)")
-      ->capture_default_str()->check(hg::train::LossScale());
-  app.add_option("--runs", runs_flag, "comma list of fp32, amp_f16, amp_bf16")->capture_default_str()
-      ->check(hg::train::ListOf({"fp32", "amp_f16", "amp_bf16"}));
-  // The scale never leaves [min, max] (framework/amp/scale_rule.h; see pytorch#99640).
-  double min_scale = hg::amp::kMinLossScale, max_scale = hg::amp::kMaxLossScale;
-  app.add_option("--min-scale", min_scale, "the GradScaler never backs off below this (amp_f16)")
-      ->capture_default_str()->check(hg::train::LossScale());
-  app.add_option("--max-scale", max_scale, "the GradScaler never grows above this (amp_f16)")
-      ->capture_default_str()->check(hg::train::FiniteIn(std::ldexp(1.0, -126), 3.4028234663852886e38,
-                                                          "a loss scale from 2^-126 to 3.4e38 (F32's largest)"));
+  hg::train::add_runs_flag(app, runs_flag, {"fp32", "amp_f16", "amp_bf16"});
+  hg::train::ScaleRuleFlags scale_flags;  // the amp_f16 run's GradScaler: --init-scale, --min/max-scale
+  hg::train::add_scale_rule_flags(app, scale_flags, /*growth=*/false);
   bool per_class = false;
   app.add_flag("--per-class", per_class, "print the per-class precision/recall/F1 tables");
   HG_PARSE_FLAGS(app, argc, argv);
-  hg::amp::ScaleRule rule;
-  rule.init_scale = init_scale;
-  rule.min_scale = float(min_scale);
-  rule.max_scale = float(max_scale);
-  try {
-    hg::amp::validate(rule);  // e.g. --min-scale above --max-scale, or --init-scale outside them
-  } catch (const std::invalid_argument& e) {
-    return hg::train::usage_error(app, e.what());
-  }
   hg::train::apply_threads(f.threads);
-  // Common flags this chapter does not implement are refused, not ignored.
-  if (!f.checkpoint.empty() || !f.resume.empty() || f.lr_schedule != "constant" ||
-      f.weight_decay != 0.0) {
-    std::fprintf(stderr, "lesson_10: --checkpoint, --resume, --lr-schedule and "
-                         "--weight-decay are not supported in this chapter\n");
-    return 2;
-  }
+  std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/false);
+  if (why.empty()) why = scale_flags.settle();  // e.g. --min-scale above --max-scale
+  if (!why.empty()) return hg::train::usage_error(app, why);
   hg::Device device = hg::Device::CPU;
-  if (!hg::train::device_from_flag(f.device, "lesson_10", device)) return 2;
+  if (!hg::train::device_from_flag(f.device, kProgram.c_str(), device)) return 2;
   const int epochs = f.epochs > 0 ? f.epochs : 1;
   const std::vector<std::string> wanted = hg::train::split_list(runs_flag);  // checked by ListOf
   std::vector<std::string> names;  // every run folder is checked before any work
-  for (const auto& p : wanted) names.push_back(run_name(f, p));
+  for (const auto& p : wanted) names.push_back(hg::train::precision_run_name(f, kLesson, p));
   const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, false);
   if (!run_problem.empty()) return hg::train::usage_error(app, run_problem);
 
@@ -289,17 +240,13 @@ int main(int argc, char** argv) {
       auto model = hg::nn::make_model(f.model, gen);
       show_policy(*model, DType::F16);
     }
-    const std::string dir = hg::data::fashion_mnist_dir(f.data);
-    auto train_ds = hg::data::load_fashion_mnist(dir, true, f.limit_train);
-    auto test_ds = hg::data::load_fashion_mnist(dir, false, f.limit_test);
-    hg::data::normalize(train_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
-    hg::data::normalize(test_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
+    const hg::train::FashionMnist data = hg::train::load_fashion_mnist_normalized(f.data, f.limit_train, f.limit_test);
     std::printf("== 2. training %s on the %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
                 "lr %g, momentum %g ==\n", f.model.c_str(), device == hg::Device::CUDA ? "GPU" : "CPU",
-                (long long)train_ds.n, (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr,
+                (long long)data.train.n, (long long)data.test.n, epochs, (long long)f.batch_size, f.lr,
                 f.momentum);
     std::vector<RunResult> runs;
-    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, rule, train_ds, test_ds));
+    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, scale_flags, data));
 
     std::printf("\n%-9s %9s %9s %9s %9s %10s %9s %12s %13s %8s\n", "precision", "test acc",
                 "macro P", "macro R", "macro F1", "last loss", "s/epoch", "activations",
@@ -328,7 +275,7 @@ int main(int argc, char** argv) {
       for (const auto& r : runs)
         if (!r.diverged)
           std::printf("\n%s\n%s", r.precision.c_str(),
-                      hg::eval::format_report(r.report, test_ds.class_names).c_str());
+                      hg::eval::format_report(r.report, data.test.class_names).c_str());
     for (const auto& r : runs)
       if (r.gpu_peak_bytes >= 0)
         std::printf("%-9s GPU memory at its peak: %.1f MB (parameters, gradients, momentum, "
@@ -354,7 +301,7 @@ int main(int argc, char** argv) {
     }
     if (diverged) return hg::train::kExitDiverged;  // the table above says which run and why
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "lesson_10: %s\n", e.what());
+    std::fprintf(stderr, "%s: %s\n", kProgram.c_str(), e.what());
     return 1;
   }
   return 0;

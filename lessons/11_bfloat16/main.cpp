@@ -10,7 +10,7 @@
 // What changed from chapter 10: the runs are amp_f16 and amp_bf16; the images can be
 // scaled (--input-scale); section 1 measures the two formats instead of printing the policy.
 //
-// Sections: 1. range and precision   2. evaluate   3. train (one loop for all)   4. main
+// Sections: 1. range and precision   2. train (one loop for all precisions)   3. main: the runs and the table
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -19,8 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "datasets/fashion_mnist.h"
-#include "datasets/paths.h"
 #include "framework/dtype/bfloat16.h"
 #include "framework/dtype/half.h"
 #include "framework/amp/activation_memory.h"
@@ -38,12 +36,16 @@
 #include "framework/train/cli.h"
 #include "framework/train/guard.h"
 #include "framework/train/run_folder.h"
+#include "framework/train/data.h"
 #include "framework/train/step.h"
 
 using hg::DType;
 using hg::Tensor;
 
 namespace {
+
+const std::string kLesson = "11_bfloat16";  // run.json's "lesson"; runs/11_<model>_<precision>/
+const std::string kProgram = "lesson_" + kLesson.substr(0, 2);  // how its messages start
 
 // ---- 1. range and precision ----------------------------------------------------------------
 void show_formats() {
@@ -81,29 +83,15 @@ void show_formats() {
     std::printf("  linear output 784 x 300 x 0.5 = 117600 in a %-4s region: %-10g loss %g\n",
                 hg::dtype_name(d), h.to(DType::F32).to_vector()[0], loss.item());
   }
+  // Where the speed comes from: the numbers above are the same on a GPU (chapter 05 checks
+  // the emulation bit for bit); only there do 16-bit operands run on tensor cores.
+  std::printf("  on a GPU (--device cuda): F16 and BF16 matmuls and convolutions run on tensor cores (BF16 from\n"
+              "  sm_80; an older GPU widens BF16 to F32), F32 stays F32 unless --tf32 puts it on TF32 tensor\n"
+              "  cores (sm_80+). On a CPU, F16 and BF16 are emulated in software: slower than F32, not faster.\n");
   std::printf("\n");
 }
 
-// ---- 2. evaluate ------------------------------------------------------------------------
-std::vector<int32_t> predict(hg::nn::Module& model, const hg::data::ImageDataset& ds, bool amp,
-                             DType low, double input_scale, hg::Device device) {
-  hg::NoGradGuard no_grad;
-  model.eval();
-  std::vector<int32_t> out;
-  const int64_t per = ds.image_size(), bs = 1000;
-  for (int64_t begin = 0; begin < ds.n; begin += bs) {
-    const int64_t b = std::min(bs, ds.n - begin);
-    std::vector<float> px(ds.images.begin() + begin * per, ds.images.begin() + (begin + b) * per);
-    Tensor x = Tensor::from_vector(px, {b, ds.channels, ds.height, ds.width}).to(device);  // (B,C,H,W) F32
-    hg::amp::Autocast ac(low, amp);
-    auto pred = hg::train::argmax_classes(model(hg::mul(x, input_scale)));
-    out.insert(out.end(), pred.begin(), pred.end());
-  }
-  model.train();
-  return out;
-}
-
-// ---- 3. train -----------------------------------------------------------------------------
+// ---- 2. train -----------------------------------------------------------------------------
 struct RunResult {
   std::string precision;
   hg::eval::Report report;
@@ -111,19 +99,14 @@ struct RunResult {
   int64_t activation_bytes = 0;  // of one training step's graph, batch size as given
   int64_t weight_copy_bytes = 0;  // F16 casts of the F32 weights the graph holds (AMP only)
   int64_t skipped = 0;
-  float last_scale = 0;
+  float last_scale = 0;       // the GradScaler's scale at the end (amp_f16 only)
+  bool has_scaler = false;    // BF16 and FP32 runs have none: nothing to skip, no scale
   hg::train::Divergence diverged;  // set when the loss or a weight became inf/NaN: the run stopped
   std::string dir;
 };
 
-// runs/<name>/ of one precision's run: "--run-name X" gives X_fp32, X_amp_f16, ...
-std::string run_name(const hg::train::CommonFlags& f, const std::string& precision) {
-  return (f.run_name.empty() ? "11_" + f.model : f.run_name) + "_" + precision;
-}
-
 RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device, int epochs,
-                int64_t stats_every, double input_scale, const hg::data::ImageDataset& train_ds,
-                const hg::data::ImageDataset& test_ds) {
+                int64_t stats_every, double input_scale, const hg::train::FashionMnist& data) {
   const bool amp = precision != "fp32";
   const DType low = precision == "amp_bf16" ? DType::BF16 : DType::F16;
   hg::Generator gen(f.seed);
@@ -135,13 +118,10 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
 
   RunResult r;
   r.precision = precision;
-  r.dir = hg::train::claim_run_folder(run_name(f, precision), f.overwrite, false);
-  hg::io::RunLog log(r.dir, {{"lesson", "11_bfloat16"}, {"model", f.model},
-                             {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
-                             {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
-                                       {"lr", f.lr}, {"momentum", f.momentum},
-                                       {"limit_train", f.limit_train}, {"input_scale", input_scale}}}});
-  hg::DataLoader loader(train_ds, {f.batch_size, true, false, f.seed});
+  r.dir = hg::train::claim_run_folder(hg::train::precision_run_name(f, kLesson, precision), f.overwrite, false);
+  hg::io::RunLog log(r.dir, hg::train::comparison_run_json(kLesson, f, precision, device, epochs,
+                                                          {{"input_scale", input_scale}}));
+  hg::DataLoader loader(data.train, {f.batch_size, true, false, f.seed});
   hg::amp::GradStatsLogger stats(stats_every);
   int64_t step = 0;
   double seconds = 0;
@@ -177,15 +157,16 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
       // forward pass that overflows gives an inf/NaN loss: no loss scale can help there.
       r.diverged = hg::train::check_finite_step(step, r.last_loss, model->named_parameters());
       if (r.diverged) {
-        hg::train::report_divergence(log, "lesson_11: " + precision, r.diverged);
+        hg::train::report_divergence(log, kProgram + ": " + precision, r.diverged);
         break;
       }
       ++step;
     }
     if (r.diverged) break;  // no evaluation of a broken model
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.report = hg::eval::classification_report(test_ds.labels, predict(*model, test_ds, amp, low, input_scale, device),
-                                               test_ds.num_classes);
+    const auto pred = hg::train::predict(
+        *model, data.test, {.autocast = amp, .autocast_dtype = low, .input_scale = input_scale, .device = device});
+    r.report = hg::eval::classification_report(data.test.labels, pred, data.test.num_classes);
     log.scalar(step, "test/accuracy", r.report.accuracy, epoch);
     log.scalar(step, "test/macro_f1", r.report.macro_f1, epoch);
     log.scalar(step, "time/epoch_s", seconds / (epoch + 1), epoch);
@@ -194,14 +175,23 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
                 seconds / (epoch + 1));
   }
   r.seconds_per_epoch = seconds / epochs;
+  r.has_scaler = scaler.is_enabled();
   r.last_scale = scaler.get_scale();
   if (!r.diverged) log.end("finished");
   return r;
 }
 
+// "%g" of x, or "-" for a run that has no such number (no loss scaler: no skips, no scale).
+std::string g_or_dash(bool has, double x) {
+  if (!has) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", x);
+  return text;
+}
+
 }  // namespace
 
-// ---- 4. main ------------------------------------------------------------------------------
+// ---- 3. main ------------------------------------------------------------------------------
 int main(int argc, char** argv) {
   CLI::App app{"Chapter 11: BF16 autocast without a loss scaler, next to F16 AMP"};
   hg::train::CommonFlags f;
@@ -215,50 +205,40 @@ int main(int argc, char** argv) {
   double input_scale = 1.0;
   app.add_option("--input-scale", input_scale, "multiply the images by this (large: F16 overflows)")
       ->capture_default_str()->check(hg::train::Positive(std::numeric_limits<float>::max()));
-  app.add_option("--runs", runs_flag, "comma list of fp32, amp_f16, amp_bf16")->capture_default_str()
-      ->check(hg::train::ListOf({"fp32", "amp_f16", "amp_bf16"}));
+  hg::train::add_runs_flag(app, runs_flag, {"fp32", "amp_f16", "amp_bf16"});
   bool per_class = false;
   app.add_flag("--per-class", per_class, "print the per-class precision/recall/F1 tables");
   HG_PARSE_FLAGS(app, argc, argv);
   hg::train::apply_threads(f.threads);
-  // Common flags this chapter does not implement are refused, not ignored.
-  if (!f.checkpoint.empty() || !f.resume.empty() || f.lr_schedule != "constant" ||
-      f.weight_decay != 0.0) {
-    std::fprintf(stderr, "lesson_11: --checkpoint, --resume, --lr-schedule and "
-                         "--weight-decay are not supported in this chapter\n");
-    return 2;
-  }
+  const std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/false);
+  if (!why.empty()) return hg::train::usage_error(app, why);
   hg::Device device = hg::Device::CPU;
-  if (!hg::train::device_from_flag(f.device, "lesson_11", device)) return 2;
+  if (!hg::train::device_from_flag(f.device, kProgram.c_str(), device)) return 2;
   const int epochs = f.epochs > 0 ? f.epochs : 1;
   const std::vector<std::string> wanted = hg::train::split_list(runs_flag);  // checked by ListOf
   std::vector<std::string> names;  // every run folder is checked before any work
-  for (const auto& p : wanted) names.push_back(run_name(f, p));
+  for (const auto& p : wanted) names.push_back(hg::train::precision_run_name(f, kLesson, p));
   const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, false);
   if (!run_problem.empty()) return hg::train::usage_error(app, run_problem);
 
   try {
     show_formats();
-    const std::string dir = hg::data::fashion_mnist_dir(f.data);
-    auto train_ds = hg::data::load_fashion_mnist(dir, true, f.limit_train);
-    auto test_ds = hg::data::load_fashion_mnist(dir, false, f.limit_test);
-    hg::data::normalize(train_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
-    hg::data::normalize(test_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
+    const hg::train::FashionMnist data = hg::train::load_fashion_mnist_normalized(f.data, f.limit_train, f.limit_test);
     std::printf("== 2. training %s on the %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
                 "lr %g, momentum %g ==\n", f.model.c_str(), device == hg::Device::CUDA ? "GPU" : "CPU",
-                (long long)train_ds.n, (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr,
+                (long long)data.train.n, (long long)data.test.n, epochs, (long long)f.batch_size, f.lr,
                 f.momentum);
     std::vector<RunResult> runs;
-    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, input_scale, train_ds, test_ds));
+    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, input_scale, data));
 
     std::printf("\n%-9s %9s %9s %10s %10s %14s %8s %11s\n", "precision", "test acc",
                 "macro F1", "last loss", "s/epoch", "activations", "skipped", "last scale");
-    for (const auto& r : runs)
+    for (const auto& r : runs)  // a run without a scaler skips nothing and has no scale: "-"
       if (r.diverged) std::printf("%-9s %s\n", r.precision.c_str(), r.diverged.message().c_str());
-      else std::printf("%-9s %9.4f %9.4f %10.4f %10.2f %11.2f MB %8lld %11g\n",
+      else std::printf("%-9s %9.4f %9.4f %10.4f %10.2f %11.2f MB %8s %11s\n",
                        r.precision.c_str(), r.report.accuracy, r.report.macro_f1, r.last_loss,
-                       r.seconds_per_epoch, r.activation_bytes / 1e6, (long long)r.skipped,
-                       r.precision == "amp_f16" ? double(r.last_scale) : 0.0);
+                       r.seconds_per_epoch, r.activation_bytes / 1e6,
+                       g_or_dash(r.has_scaler, double(r.skipped)).c_str(), g_or_dash(r.has_scaler, r.last_scale).c_str());
     if (runs.size() >= 2 && runs[0].activation_bytes > 0 && !runs[0].diverged)
       for (size_t i = 1; i < runs.size(); ++i)
         if (!runs[i].diverged)
@@ -271,9 +251,10 @@ int main(int argc, char** argv) {
       for (const auto& r : runs)
         if (!r.diverged)
           std::printf("\n%s\n%s", r.precision.c_str(),
-                      hg::eval::format_report(r.report, test_ds.class_names).c_str());
+                      hg::eval::format_report(r.report, data.test.class_names).c_str());
     std::printf("\nactivations: bytes the autograd graph of one training step keeps for backward "
-                "(batch %lld)\nrun logs: ", (long long)f.batch_size);
+                "(batch %lld)\nskipped, last scale: amp_f16's GradScaler; -: no scaler (BF16 has F32's range, "
+                "FP32 needs none)\nrun logs: ", (long long)f.batch_size);
     for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
     std::printf("(./lab view)\n");
     bool diverged = false;
@@ -287,7 +268,7 @@ int main(int argc, char** argv) {
     }
     if (diverged) return hg::train::kExitDiverged;  // the table above says which run and why
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "lesson_11: %s\n", e.what());
+    std::fprintf(stderr, "%s: %s\n", kProgram.c_str(), e.what());
     return 1;
   }
   return 0;

@@ -27,7 +27,7 @@ foreach(nn 01 02 03 04 05 06 07 08 09 10 11)
     set_tests_properties(lesson_${nn}_unknown_flag_exits_2 PROPERTIES LABELS "lesson")
   endif()
 endforeach()
-foreach(nn 02 09)
+foreach(nn 02)
   if(TARGET lesson_${nn})
     add_test(NAME lesson_${nn}_missing_resume_file_exits_2
              COMMAND sh -c "\"$0\" --resume /nonexistent/halfgrad.ckpt >/dev/null 2>&1; rc=$?; echo \"exit code $rc\"; test $rc -eq 2"
@@ -35,3 +35,92 @@ foreach(nn 02 09)
     set_tests_properties(lesson_${nn}_missing_resume_file_exits_2 PROPERTIES LABELS "lesson")
   endif()
 endforeach()
+
+# What the chapters state, printed by the command they name (tests/lessons/fact.sh: the text
+# must appear in the program's output and in the README; an -x text in neither).
+set(_hg_fact ${CMAKE_CURRENT_LIST_DIR}/fact.sh)
+set(_hg_lessons ${CMAKE_SOURCE_DIR}/lessons)
+function(hg_fact name)
+  add_test(NAME fact_${name} COMMAND sh ${_hg_fact} ${ARGN})
+  set_tests_properties(fact_${name} PROPERTIES LABELS "lesson;fact" WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+endfunction()
+if(TARGET lesson_01)
+  # The sweep of h the README pastes: smallest error at 1e-5, larger both ways.
+  hg_fact(01_h_sweep ${_hg_lessons}/01_tensors_autograd/README.md
+          -e "1e-4  finite diff.: 2.362e-09" -e "1e-5  finite diff.: 2.172e-11" -e "1e-6  finite diff.: 3.934e-11"
+          -x "h = 1e-6 balances" -- sh ${CMAKE_CURRENT_LIST_DIR}/h_sweep_01.sh $<TARGET_FILE:lesson_01>)
+  # A large h is truncation error, not a bug in a backward: the verdict says which.
+  hg_fact(01_large_h_is_truncation ${_hg_lessons}/01_tensors_autograd/README.md -c 1
+          -e "within their own truncation error" -x "(a bug in an op's backward?)"
+          -- $<TARGET_FILE:lesson_01> --h 1e-2)
+endif()
+# Chapters 06 and 07: an update vanishes below half an F16 ULP of the weight (no fixed 2^-18);
+# F16 rounds gradients of at most 2^-25 to 0 (round to nearest, not a flush-to-zero mode).
+foreach(_hg_ch 06_fp16_naive 07_master_weights)
+  string(SUBSTRING ${_hg_ch} 0 2 _hg_nn)
+  if(TARGET lesson_${_hg_nn})
+    hg_fact(${_hg_nn}_vanishing_update_bound ${_hg_lessons}/${_hg_ch}/README.md
+            -e "lr*g = 5e-06 < half an F16 ULP at the weight, 2^-17 = 7.63e-06: the weight does not move"
+            -e "(in F16 those up to 2^-25 round to 0, the others up to 2^-24)"
+            -x "2^-18" -x "flush" -x "they become 0"
+            -- $<TARGET_FILE:lesson_${_hg_nn}> --limit-train 256 --limit-test 100 --epochs 1
+               --run-name fact_${_hg_nn} --overwrite --stats-every 0 --threads 1)
+  endif()
+endforeach()
+if(TARGET lesson_06)
+  hg_fact(06_underflow_threshold ${_hg_lessons}/06_fp16_naive/README.md
+          -e "gradient 2e-8   -> 0          (at most 2^-25 = 2.98e-08, half of F16's smallest subnormal: rounds to 0)"
+          -e "gradient 4e-8   -> 5.96046e-08 (above 2^-25: rounds up to the smallest subnormal, 2^-24)"
+          -- $<TARGET_FILE:lesson_06> --only fp16 --limit-train 128 --limit-test 100 --epochs 1
+             --run-name fact_06u --overwrite --stats-every 0 --threads 1)
+endif()
+# Chapter 08: a run whose gradients are all inf/NaN has no median (not the histogram's floor, -40).
+if(TARGET lesson_08)
+  hg_fact(08_no_median_without_finite_gradients ${_hg_lessons}/08_loss_scaling/README.md -c 3
+          -e "median none: no logged gradient value was finite and non-zero"
+          -e "static_scale    1.04858e+06 1.04858e+06            none" -x " -40 " -x "flush"
+          -- $<TARGET_FILE:lesson_08> --limit-train 256 --limit-test 100 --epochs 1 --runs static_scale
+             --loss-scale 1048576 --run-name fact_08 --overwrite --threads 1)
+endif()
+# Chapter 11: a run without a GradScaler shows no skips and no scale ("-", not 0); the
+# setting the README shows where F16 AMP skips steps and BF16 trains; what a GPU does with
+# BF16 and TF32.
+if(TARGET lesson_11)
+  hg_fact(11_no_scaler_no_scale ${_hg_lessons}/11_bfloat16/README.md
+          -e "skipped, last scale: amp_f16's GradScaler" -e "-: no scaler (BF16 has F32's range, FP32 needs none)"
+          -e "0.60 MB        -           -"
+          -e "F32 stays F32 unless --tf32 puts it on TF32 tensor"
+          -e "On a CPU, F16 and BF16 are emulated in software"
+          -r "F16 and BF16 matmuls and convolutions run on the WMMA tensor-core kernels"
+          -- $<TARGET_FILE:lesson_11> --limit-train 256 --limit-test 100 --epochs 1 --run-name fact_11
+             --overwrite --stats-every 0 --threads 1)
+  hg_fact(11_bf16_trains_where_f16_skips ${_hg_lessons}/11_bfloat16/README.md
+          -e "amp_f16  epoch 1  loss 0.8201  test accuracy 0.5535  macro F1 0.5258"
+          -e "amp_bf16 epoch 1  loss 0.5958  test accuracy 0.5905  macro F1 0.5580"
+          -e "0.60 MB        7         512"
+          -- $<TARGET_FILE:lesson_11> --limit-train 5000 --limit-test 2000 --epochs 1 --runs amp_f16,amp_bf16
+             --input-scale 200 --lr 0.001 --run-name fact_11_x200 --overwrite --stats-every 0)
+endif()
+# Chapter 05: what the GPU does with BF16 and TF32 (the GPU part itself needs a CUDA build).
+if(TARGET lesson_05)
+  hg_fact(05_gpu_bf16_tf32 ${_hg_lessons}/05_tensor_cores/README.md
+          -e "TF32  16x16x8   exact products: 2048 of 2048"
+          -r "The engine runs F32 matmuls and convolutions on TF32 tensor cores only when"
+          -r "the engine then runs BF16 matmuls in F32"
+          -- $<TARGET_FILE:lesson_05>)
+endif()
+
+# ./lab lesson's OpenMP wait policy and where ./lab screenshots writes (stub programs).
+add_test(NAME lab_lesson_policy_and_screenshot_folder
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/lab_first_hour.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(lab_lesson_policy_and_screenshot_folder PROPERTIES LABELS "lesson")
+
+# A chapter's diff against the one before is its lesson: chapter 09 is chapter 08 with a
+# GradScaler in place of the static scale (at most 150 lines of diff; the plumbing lives in
+# framework/train/). And every chapter's file index lists the sections its code has.
+add_test(NAME lesson_diff_08_09_is_the_lesson
+         COMMAND sh -c "n=$(diff \"$0/08_loss_scaling/main.cpp\" \"$0/09_dynamic_loss_scaling/main.cpp\" | wc -l); echo \"diff 08 09: $n lines (at most 150)\"; test $n -le 150"
+                 ${CMAKE_SOURCE_DIR}/lessons)
+add_test(NAME lesson_file_index_matches_sections
+         COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/file_index.sh ${CMAKE_SOURCE_DIR}/lessons)
+set_tests_properties(lesson_diff_08_09_is_the_lesson lesson_file_index_matches_sections PROPERTIES LABELS "lesson")

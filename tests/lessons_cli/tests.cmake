@@ -40,7 +40,7 @@ hg_diverge_test(diverged_stops_exit_3 07 256 1 0 --lr 1e30 --runs master_weights
 # Chapter 08's "too large a scale": the static_scale run diverges at step 0, the master
 # weights run beside it finishes and reports.
 hg_diverge_test(diverged_stops_exit_3 08 256 1 1 --runs master_weights,static_scale --loss-scale 1048576 --run-name d)
-hg_diverge_test(diverged_stops_exit_3 09 256 1 0 --lr 1e30 --checkpoint d.ckpt --run-name d)
+hg_diverge_test(diverged_stops_exit_3 09 256 1 0 --lr 1e30 --run-name d)
 # Chapters 10 and 11 trained on NaN to the end and said "finished" (--lr 1e6; ten steps).
 hg_diverge_test(diverged_stops_exit_3 10 1280 2 0 --lr 1e6 --runs fp32,amp_f16 --run-name d)
 hg_diverge_test(diverged_stops_exit_3 11 1280 2 0 --lr 1e6 --run-name d)
@@ -59,7 +59,7 @@ if(TARGET lesson_06)
   set_tests_properties(lesson_06_run_name_taken PROPERTIES LABELS "lesson")
 endif()
 
-foreach(nn 02 09)
+foreach(nn 02)  # the chapter that checkpoints (chapter 09 refuses --checkpoint: see lessons_amp)
   if(TARGET lesson_${nn})
     add_test(NAME lesson_${nn}_resume_flags COMMAND sh ${_hg_cli}/resume.sh $<TARGET_FILE:lesson_${nn}> ${nn})
     set_tests_properties(lesson_${nn}_resume_flags PROPERTIES LABELS "lesson")

@@ -151,3 +151,40 @@ TEST_CASE("without the scaler's state the resumed run departs (the state is need
   std::filesystem::remove(path);
   CHECK(resumed.scaler.get_scale() != straight.scaler.get_scale());
 }
+
+TEST_CASE("CheckpointExtras carries the scaler and extra tensors; a checkpoint without them is refused") {
+  hg::data::SyntheticOptions o;
+  o.n = 200;
+  o.noise = 1.0f;
+  const auto ds = hg::data::make_synthetic(o);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "hg_test_amp_resume3.ckpt").string();
+  Run straight(ds);
+  straight.train_until(40);
+  Tensor kept = Tensor::from_vector(std::vector<float>{1.5f, -2.0f, 3.25f}, {3});  // e.g. a master weight
+  {
+    Run first(ds);
+    first.train_until(22);
+    hg::train::save_training_checkpoint(path, first.model, &first.opt, first.state(),
+                                        {"master", {{"w", kept}}, &first.scaler});
+  }
+  Run resumed(ds);
+  Tensor back = Tensor::zeros({3});
+  const hg::train::TrainingState s =
+      hg::train::load_training_checkpoint(path, resumed.model, &resumed.opt, nullptr, {"master", {{"w", back}}, &resumed.scaler});
+  CHECK(back.to_vector() == kept.to_vector());
+  resumed.step = s.step;
+  resumed.loader.set_state_json(s.loader);
+  resumed.train_until(40);
+  CHECK(resumed.scaler.get_scale() == straight.scaler.get_scale());  // the scaler came back with the run
+  CHECK(resumed.scaler.growth_tracker() == straight.scaler.growth_tracker());
+  // A checkpoint saved without the scaler cannot give one back: refused, nothing touched.
+  {
+    Run first(ds);
+    first.train_until(5);
+    hg::train::save_training_checkpoint(path, first.model, &first.opt, first.state());
+  }
+  Run other(ds);
+  CHECK_THROWS(hg::train::load_training_checkpoint(path, other.model, &other.opt, nullptr, {"", {}, &other.scaler}));
+  std::filesystem::remove(path);
+}

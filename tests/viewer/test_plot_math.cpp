@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "framework/dtype/float_format.h"
@@ -199,4 +200,17 @@ TEST_CASE("fit_step widens a fixed tick step by powers of two until the ticks fi
   CHECK(fit_step(4, 277, 0) == 512);  // at most one tick
   for (double r : {kNaN, kInf, 0.0, -5.0}) CHECK(fit_step(4, r, 10) == 4);
   CHECK(std::isnan(fit_step(kNaN, 10, 10)));  // a step that is no step is left to linear_ticks
+}
+
+TEST_CASE("the Bits panel's exponent line: a subnormal is 1 - bias, not field - bias") {
+  // 1e-6 in FP16 is a subnormal: field 0, scaled by 2^-14 = 2^(1 - 15).
+  const hg::Decomposed sub = hg::decompose(1e-6, hg::kFP16);
+  REQUIRE(sub.cls == hg::FloatClass::Subnormal);
+  const std::string s = hg::viewer::exponent_text(sub, hg::kFP16.bias);
+  CHECK(s == "-14   (field 0: subnormal, scaled as the smallest normal, 1 - bias 15)");
+  CHECK(s.find("field 0 - bias") == std::string::npos);  // 0 - 15 is -15, not -14
+  // A normal number: the subtraction is the exponent.
+  CHECK(hg::viewer::exponent_text(hg::decompose(0.1, hg::kFP16), hg::kFP16.bias) == "-4   (field 11 - bias 15)");
+  CHECK(hg::viewer::exponent_text(hg::decompose(0.0, hg::kFP16), hg::kFP16.bias) == "none   (field 0 and mantissa 0: zero)");
+  CHECK(hg::viewer::exponent_text(hg::decompose(1e6, hg::kFP16), hg::kFP16.bias) == "none   (field 31: inf)");
 }

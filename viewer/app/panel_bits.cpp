@@ -20,6 +20,7 @@
 #include "viewer/app/app.h"
 #include "viewer/app/bit_colors.h"
 #include "viewer/app/widgets.h"
+#include "viewer/plot_math.h"  // exponent_text
 
 namespace hg::viewer {
 
@@ -294,8 +295,7 @@ void draw_details(const BitsState& s, const FloatFormat& f) {
   field("class", to_string(d.cls),
         "zero, subnormal (exponent field 0, mantissa not 0), normal, infinity or NaN. FP8 E4M3 "
         "has no infinity: its overflow saturates or becomes NaN.");
-  field("unbiased exponent", fmt::format("{}   (field {} - bias {})", d.unbiased_exponent,
-                                         d.exponent_field, f.bias),
+  field("unbiased exponent", exponent_text(d, f.bias),
         "The power of two the stored value is scaled by. Subnormals use the minimum exponent "
         "1 - bias.");
   field("ULP here", num(d.ulp),

@@ -28,7 +28,7 @@ namespace {
 
 // FP16's zones as binary exponents e (a value in bin e has 2^e <= |g| < 2^(e+1)).
 struct Fp16Zones {
-  int e_sub;   // -24: the smallest subnormal; bins below flush to zero
+  int e_sub;   // -24: the smallest subnormal; bins below round to 0 (at most 2^-25) or up to 2^-24
   int e_norm;  // -14: the smallest normal; bins e_sub..e_norm-1 are subnormal
   int e_max;   //  15: the largest finite (65504) is in this bin; above it overflows
 };
@@ -59,7 +59,7 @@ void shade_zones_x(const PlotFrame& f, bool labels) {
     f.dl->AddRectFilled({x0, f.p0.y}, {x1, f.p1.y}, c);
     if (labels) f.dl->AddText({x0 + 3, f.p0.y + 2}, IM_COL32(230, 230, 230, 200), label);
   };
-  band(f.x0, z.e_sub, IM_COL32(120, 120, 130, 70), "FP16: flushed to 0");
+  band(f.x0, z.e_sub, IM_COL32(120, 120, 130, 70), "FP16: below 2^-24");
   band(z.e_sub, z.e_norm, IM_COL32(80, 150, 220, 60), "subnormal");
   band(z.e_norm, z.e_max, IM_COL32(80, 200, 120, 30), "normal");
   band(z.e_max, z.e_max + 1, IM_COL32(80, 200, 120, 30), "");
@@ -191,7 +191,7 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
       return h.counts[bin - h.exp_min];
     };
     const Fp16Zones z = fp16_zones();
-    const char* zone = e < z.e_sub ? "FP16 flushes these to 0" : e < z.e_norm ? "FP16 subnormal"
+    const char* zone = e < z.e_sub ? "FP16 rounds these to 0 or 2^-24" : e < z.e_norm ? "FP16 subnormal"
                      : e < z.e_max ? "FP16 normal"
                      : e == z.e_max ? "FP16 normal up to 65504; above 65504 it overflows to inf"
                                     : "FP16 overflow (inf)";
@@ -255,7 +255,7 @@ void draw_summary(const GradHist& h) {
               pct(h.fp16_subnormal), pct(h.fp16_overflow), static_cast<long long>(h.inf),
               static_cast<long long>(h.nan));
   help_marker("Out of all the elements of this gradient: exact zeros; values below FP16's "
-              "smallest subnormal 2^-24 (FP16 flushes them to zero: that part of the gradient "
+              "smallest subnormal 2^-24 (FP16 rounds them to 0 at most 2^-25, else up to 2^-24: that part of the gradient "
               "is lost); subnormals 2^-24..2^-14 (kept, with fewer bits); above 65504 (become "
               "inf, and a loss scaler skips the step). Counts are of the scaled values, which "
               "is what FP16 actually holds.");
@@ -381,7 +381,7 @@ void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& h
     stairs(z.e_norm, IM_COL32(130, 190, 250, 255), "2^-14 ÷ scale: FP16 normal from here up", false);
     stairs(z.e_max + 1, IM_COL32(250, 100, 90, 255), "65504 ÷ scale: overflows above", true);
   } else {
-    hline(z.e_sub, IM_COL32(220, 220, 230, 255), "2^-24: FP16 flushes smaller values to 0", false);
+    hline(z.e_sub, IM_COL32(220, 220, 230, 255), "2^-24: F16 rounds half of it (2^-25) and less to 0", false);
     hline(z.e_norm, IM_COL32(130, 190, 250, 255), "2^-14: FP16 normal from here up", false);
     hline(z.e_max + 1, IM_COL32(250, 100, 90, 255), "2^16 > 65504: FP16 overflows above", true);
   }

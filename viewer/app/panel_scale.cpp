@@ -303,7 +303,7 @@ void draw_scale_panel(App& app) {
   draw_curve(app, xr, half, {"train/loss"}, "train loss (log axis)", true,
              "Cross-entropy on each training batch (a band: min..max of the steps that share a "
              "pixel; the line: their mean). Naive FP16 (chapter 06) stalls above the others: "
-             "its small gradients flushed to zero.");
+             "most of its small weight updates round away (lost updates).");
   ImGui::SameLine();
   draw_curve(app, xr, half, {"test/accuracy", "train/accuracy"}, "test accuracy", false,
              "Accuracy on the test set after each epoch (train accuracy for runs that log no "
