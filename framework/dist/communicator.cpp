@@ -56,6 +56,7 @@ Communicator::Communicator(int& argc, char**& argv) {
   rank_ = w.rank;
   size_ = w.size;
   local_rank_ = w.local_rank;
+  local_size_ = w.local_size;
   host_ = w.host;
 }
 

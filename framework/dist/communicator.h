@@ -97,6 +97,7 @@ class Communicator {
   int rank() const { return rank_; }
   int world_size() const { return size_; }
   int local_rank() const { return local_rank_; }  // rank among the ranks on this machine
+  int local_size() const { return local_size_; }  // how many ranks run on this machine
   const std::string& host() const { return host_; }
   std::string where() const;  // "rank 1 of 2"
 
@@ -144,7 +145,7 @@ class Communicator {
   nccl::Comm& gpu(const char* call);
   void count(const Tensor& t, double seconds);
 
-  int rank_ = 0, size_ = 1, local_rank_ = 0;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::string host_;
   Reduction reduction_ = Reduction::Library;
   std::shared_ptr<nccl::Comm> nccl_;

@@ -66,6 +66,7 @@ World init(int& argc, char**& argv) {
   check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w.rank, MPI_INFO_NULL, &node),
         "MPI_Comm_split_type");
   check(MPI_Comm_rank(node, &w.local_rank), "MPI_Comm_rank");
+  check(MPI_Comm_size(node, &w.local_size), "MPI_Comm_size");
   MPI_Comm_free(&node);
   char name[MPI_MAX_PROCESSOR_NAME];
   int len = 0;

@@ -17,7 +17,7 @@
 namespace hg::dist::mpi {
 
 struct World {
-  int rank = 0, size = 1, local_rank = 0;
+  int rank = 0, size = 1, local_rank = 0, local_size = 1;
   std::string host;
 };
 

@@ -56,3 +56,12 @@ if(HG_WITH_MPI AND TARGET lesson_13)
                    $<TARGET_FILE:lesson_13> --zero --checkpoint c.bin)
   set_tests_properties(lesson_13_unknown_flag_exits_2 lesson_13_zero_checkpoint_exits_2 PROPERTIES LABELS "lesson")
 endif()
+
+# NCCL at world size 1 (a CUDA build with NCCL): exits 77, reported as skipped, without a GPU.
+if(HG_WITH_NCCL)
+  add_executable(test_nccl ${CMAKE_CURRENT_LIST_DIR}/test_nccl.cpp)
+  target_link_libraries(test_nccl PRIVATE halfgrad hg_warnings)
+  add_test(NAME test_nccl COMMAND test_nccl)
+  set_tests_properties(test_nccl PROPERTIES SKIP_RETURN_CODE 77 LABELS "gpu;mpi" TIMEOUT 120
+                       ENVIRONMENT "${HG_MPI_TEST_ENV}" FAIL_REGULAR_EXPRESSION "NOT OK")
+endif()
