@@ -17,11 +17,11 @@ if [ "$LIMIT" = "-1" ]; then what="all 60000"; TEST_LIMIT=-1; else what="the fir
 echo "halfgrad tour: one MLP, one epoch on $what FashionMNIST training images, three precisions"
 echo
 echo "-- FP32 and naive FP16 (chapter 06: ./lab lesson 06) --"
-"$BUILD/lessons/lesson_06" --epochs 1 --limit-train "$LIMIT" --limit-test "$TEST_LIMIT" --run-name tour_mlp \
+"$BUILD/lessons/lesson_06" --epochs 1 --limit-train "$LIMIT" --limit-test "$TEST_LIMIT" --run-name tour_mlp --overwrite \
   | tee "$OUT/06.txt" | grep -E "epoch 1|^  2048|^  1 \+"
 echo
 echo "-- AMP: autocast F16 + GradScaler (chapter 10: ./lab lesson 10) --"
-"$BUILD/lessons/lesson_10" --epochs 1 --limit-train "$LIMIT" --limit-test "$TEST_LIMIT" --run-name tour_mlp \
+"$BUILD/lessons/lesson_10" --epochs 1 --limit-train "$LIMIT" --limit-test "$TEST_LIMIT" --run-name tour_mlp --overwrite \
   --runs amp_f16 | tee "$OUT/10.txt" | grep -E "epoch 1"
 echo
 echo "== comparison =="

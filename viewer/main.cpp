@@ -2,7 +2,8 @@
 // against FP16's range, and how the loss scale moves. Reads run folders (docs/run-log.md).
 //
 // The story of main():
-//   1. read the flags
+//   1. read the flags; a bad value, a missing folder or an output folder that does not exist
+//      is exit 2 with one line, before any work
 //   2. --make-demo-runs: write synthetic demo runs and stop
 //   3. find the runs to show
 //   4. open a window (hidden for screenshots); with no display, say so and stop
@@ -17,8 +18,11 @@
 #include <algorithm>
 #include <cfloat>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -41,6 +45,54 @@ void glfw_error(int, const char* what) { g_glfw_error = what ? what : "unknown G
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The most memory this process has held (Linux: VmHWM, the peak resident set), in MB; -1
+// where /proc does not say.
+double peak_memory_mb() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
+  return -1;
+}
+
+// ---- 1. flags ---------------------------------------------------------------------------
+// A finite number in [lo, hi]. (CLI::Range lets NaN through: every comparison with NaN is
+// false, so "nan" is neither below lo nor above hi.)
+CLI::Validator finite_range(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi)
+          return "'" + text + "' is not a finite number in [" + CLI::detail::to_string(lo) + ", " +
+                 CLI::detail::to_string(hi) + "]";
+        return "";
+      },
+      "FINITE in [" + CLI::detail::to_string(lo) + " - " + CLI::detail::to_string(hi) + "]");
+}
+
+// A folder named on the command line must be one that can be read: a typo is an error, not
+// an empty picture. Returns "" or the problem.
+std::string check_folder(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) return path + ": no such folder";
+  if (!fs::is_directory(st)) return path + ": not a folder (give the run folder that holds events.jsonl, or its parent)";
+  fs::directory_iterator it(path, ec);
+  if (ec) return path + ": cannot read: " + ec.message();
+  return "";
+}
+
+// An output file: its folder must exist, and it must not be a folder itself.
+std::string check_output(const std::string& flag, const std::string& path) {
+  if (path.empty()) return "";
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    return flag + " " + path + ": the folder " + parent.string() + " does not exist";
+  if (fs::is_directory(path, ec)) return flag + " " + path + ": is a folder";
+  return "";
 }
 
 // ---- 5. ImGui: font and sizes ---------------------------------------------------------
@@ -104,13 +156,15 @@ int main(int argc, char** argv) {
   std::string per_layer = "underflow";
   DemoOptions demo;
   cli.add_option("paths", paths, "runs/ folders or single run folders (default: runs)");
-  cli.add_option("--screenshot", screenshot, "render one panel into this PNG and exit");
+  cli.add_option("--screenshot", screenshot, "render one panel into this PNG and exit; with {run} "
+                                            "in the name, one PNG per run (--run, else every run)");
   cli.add_option("--panel", panel_name, "panel to show: bits, gradients, scale, runs")
       ->check(CLI::IsMember({"bits", "gradients", "scale", "runs"}));
   cli.add_option("--run", run_keys, "a run folder (or name) to select; repeat to overlay several")
       ->allow_extra_args(false);  // one folder per --run, so positional paths may follow
   cli.add_option("--param", param, "gradients panel: the parameter to show");
-  cli.add_option("--step", step, "gradients panel: the step to show (nearest logged one)");
+  cli.add_option("--step", step, "gradients panel: the step to show (nearest logged one)")
+      ->check(CLI::Range(int64_t(0), limits::kMaxStep));
   cli.add_flag("--heat-true", heat_true, "gradients panel: heat map of the true gradient (÷ loss scale)");
   cli.add_option("--per-layer", per_layer, "gradients panel: underflow, subnormal or lost-updates per layer over time")
       ->check(CLI::IsMember({"underflow", "subnormal", "lost-updates"}))->capture_default_str();
@@ -118,17 +172,25 @@ int main(int argc, char** argv) {
   cli.add_option("--format", format_id, "bits panel: show only this format (fp32 tf32 fp16 bf16 e4m3 e5m2)");
   cli.add_option("--size", size_text, "screenshot size WxH")->capture_default_str();
   cli.add_option("--ui-scale", ui_scale, "scale fonts and sizes, e.g. 1.5 for a projector")
-      ->check(CLI::Range(0.5f, 4.0f))->capture_default_str();
-  cli.add_option("--layout-json", layout_json, "with --screenshot: write the bit boxes' pixel rectangles here");
+      ->check(finite_range(0.5, 4.0))->capture_default_str();
+  auto* screenshot_opt = cli.get_option("--screenshot");
+  cli.add_option("--layout-json", layout_json, "with --screenshot: write the bit boxes' pixel rectangles here")
+      ->needs(screenshot_opt);
   cli.add_option("--mouse", mouse_text, "with --screenshot: pretend the mouse is at X,Y (shows tooltips)");
-  cli.add_option("--measure-frames", measure_frames, "load, render N frames offscreen, print load and frame times, exit");
+  cli.add_option("--measure-frames", measure_frames, "load, render N frames offscreen, print load and frame times, exit")
+      ->check(CLI::Range(1, 100000));
   cli.add_option("--make-demo-runs", make_demo, "write SYNTHETIC demo runs into this folder and exit");
-  cli.add_option("--demo-steps", demo.steps, "demo runs: optimizer steps")->capture_default_str();
-  cli.add_option("--demo-params", demo.params, "demo runs: parameters with histograms")->capture_default_str();
-  cli.add_option("--demo-hist-every", demo.hist_every, "demo runs: a histogram every N steps")->capture_default_str();
+  cli.add_option("--demo-steps", demo.steps, "demo runs: optimizer steps")
+      ->check(CLI::Range(int64_t(1), int64_t(10000000)))->capture_default_str();
+  cli.add_option("--demo-params", demo.params, "demo runs: parameters with histograms")
+      ->check(CLI::Range(1, int(limits::kMaxParams)))->capture_default_str();
+  cli.add_option("--demo-hist-every", demo.hist_every, "demo runs: a histogram every N steps")
+      ->check(CLI::Range(1, 1000000))->capture_default_str();
   cli.add_option("--demo-live", demo.live_steps_per_second,
-                 "demo runs: write live at this many steps a second (watch a run grow)");
-  cli.add_option("--demo-modes", demo_modes_list, "demo runs: which of fp32 fp16_naive static_scale dynamic_scale amp_f16 amp_bf16");
+                 "demo runs: write live at this many steps a second (watch a run grow)")
+      ->check(finite_range(0, 1e6));
+  cli.add_option("--demo-modes", demo_modes_list, "demo runs: which of fp32 fp16_naive static_scale dynamic_scale amp_f16 amp_bf16")
+      ->check(CLI::IsMember(demo_modes()));
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -137,13 +199,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "halfgrad-viewer: %s (see --help)\n", e.what());
     return 2;
   }
+  // Sizes: from a window that still holds the panels' controls to one whose pixels (twice,
+  // for the read-back) fit in 128 MB.
   int width = 0, height = 0;
   std::smatch m;
-  if (!std::regex_match(size_text, m, std::regex(R"((\d{2,5})x(\d{2,5}))"))) {
-    std::fprintf(stderr, "halfgrad-viewer: --size must be WxH like 1280x800, got '%s'\n", size_text.c_str());
+  if (!std::regex_match(size_text, m, std::regex(R"((\d{1,5})x(\d{1,5}))")) ||
+      (width = std::stoi(m[1])) < 320 || width > 4096 || (height = std::stoi(m[2])) < 200 || height > 4096) {
+    std::fprintf(stderr, "halfgrad-viewer: --size must be WxH with W in 320..4096 and H in 200..4096, "
+                         "like 1280x800, got '%s'\n", size_text.c_str());
     return 2;
   }
-  width = std::stoi(m[1]), height = std::stoi(m[2]);
   ImVec2 mouse(-FLT_MAX, -FLT_MAX);
   if (!mouse_text.empty()) {
     if (!std::regex_match(mouse_text, m, std::regex(R"((\d{1,5}),(\d{1,5}))"))) {
@@ -157,6 +222,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "halfgrad-viewer: --format '%s' is not one of fp32 tf32 fp16 bf16 e4m3 e5m2\n",
                  format_id.c_str());
     return 2;
+  }
+  for (const std::string& problem : {check_output("--screenshot", screenshot),
+                                     check_output("--layout-json", layout_json)}) {
+    if (problem.empty()) continue;
+    std::fprintf(stderr, "halfgrad-viewer: %s\n", problem.c_str());
+    return 2;
+  }
+  for (const auto& p : paths) {
+    if (std::string problem = check_folder(p); !problem.empty()) {
+      std::fprintf(stderr, "halfgrad-viewer: %s\n", problem.c_str());
+      return 2;
+    }
   }
 
   // ---- 2. synthetic demo runs ------------------------------------------------------------
@@ -243,39 +320,61 @@ int main(int argc, char** argv) {
     auto t0 = Clock::now();
     app.load_all();
     double load_s = seconds_since(t0);
+    // What a window would show in each panel's problem lines, and an incomplete last line.
+    for (const auto& r : app.runs)
+      for (const std::string& p : run_problems(r.data(), /*incomplete=*/true))
+        std::fprintf(stderr, "halfgrad-viewer: run %s (%s): %s\n", r.data().name.c_str(),
+                     r.data().dir.c_str(), p.c_str());
     int64_t bytes = 0, lines = 0;
     for (const auto& r : app.runs) bytes += r.reader->offset(), lines += r.data().lines;
+    // The pictures: one; or, with {run} in the name, one per run (those given with --run, else
+    // every run found), each run alone in the view and {run} replaced by its folder's name.
+    std::vector<int> shots{-1};  // -1: the view as the flags set it
+    if (screenshot.find("{run}") != std::string::npos) {
+      shots.clear();
+      for (const auto& key : run_keys) shots.push_back(app.find_run(key));
+      if (run_keys.empty())
+        for (size_t i = 0; i < app.runs.size(); ++i) shots.push_back(static_cast<int>(i));
+      if (shots.empty()) std::fprintf(stderr, "halfgrad-viewer: --screenshot %s: no runs found\n", screenshot.c_str()), rc = 1;
+    }
     try {
       Offscreen fb(width, height);
-      std::vector<BitBox> boxes;
-      const int warmup = 4;  // tables and windows size themselves over the first frames
-      std::vector<double> ms, ui;  // whole frame; building the UI (ImGui, our code) alone
-      for (int i = 0; i < warmup + std::max(0, measure_frames); ++i) {
-        boxes.clear();
-        app.bit_boxes = &boxes;
-        auto f0 = Clock::now();
-        frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true, mouse);
-        double ui_ms = seconds_since(f0) * 1e3;
-        fb.bind();
-        clear_and_render(width, height);
-        glFinish();  // wait for the GPU (or Mesa's software rasterizer) to finish the frame
-        fb.unbind();
-        if (i >= warmup) ms.push_back(seconds_since(f0) * 1e3), ui.push_back(ui_ms);
-      }
-      if (measure_frames > 0) {
-        std::sort(ms.begin(), ms.end());
-        std::sort(ui.begin(), ui.end());
-        double sum = 0;
-        for (double x : ms) sum += x;
-        std::printf("runs: %zu, %.1f MB, %lld lines; load %.2f s; panel %s at %dx%d: frame "
-                    "mean %.1f ms, median %.1f ms, max %.1f ms over %d frames (median %.1f ms "
-                    "building the UI, the rest drawing)\n",
-                    app.runs.size(), bytes / 1e6, static_cast<long long>(lines), load_s,
-                    panel_id(app.panel), width, height, sum / ms.size(), ms[ms.size() / 2],
-                    ms.back(), measure_frames, ui[ui.size() / 2]);
-      }
-      if (!screenshot.empty()) {
-        std::string err = write_png(screenshot, width, height, fb.read());
+      for (int shot : shots) {
+        std::string path = screenshot;
+        if (shot >= 0) {
+          app.show_only(shot);
+          const fs::path dir = fs::path(app.runs[shot].data().dir).lexically_normal();
+          path.replace(path.find("{run}"), 5, (dir.has_filename() ? dir : dir.parent_path()).filename().string());
+        }
+        std::vector<BitBox> boxes;
+        const int warmup = 4;  // tables and windows size themselves over the first frames
+        std::vector<double> ms, ui;  // whole frame; building the UI (ImGui, our code) alone
+        for (int i = 0; i < warmup + std::max(0, measure_frames); ++i) {
+          boxes.clear();
+          app.bit_boxes = &boxes;
+          auto f0 = Clock::now();
+          frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true, mouse);
+          double ui_ms = seconds_since(f0) * 1e3;
+          fb.bind();
+          clear_and_render(width, height);
+          glFinish();  // wait for the GPU (or Mesa's software rasterizer) to finish the frame
+          fb.unbind();
+          if (i >= warmup) ms.push_back(seconds_since(f0) * 1e3), ui.push_back(ui_ms);
+        }
+        if (measure_frames > 0) {
+          std::sort(ms.begin(), ms.end());
+          std::sort(ui.begin(), ui.end());
+          double sum = 0;
+          for (double x : ms) sum += x;
+          std::printf("runs: %zu, %.1f MB, %lld lines; load %.2f s; panel %s at %dx%d: frame "
+                      "mean %.1f ms, median %.1f ms, max %.1f ms over %d frames (median %.1f ms "
+                      "building the UI, the rest drawing); peak memory %.0f MB\n",
+                      app.runs.size(), bytes / 1e6, static_cast<long long>(lines), load_s,
+                      panel_id(app.panel), width, height, sum / ms.size(), ms[ms.size() / 2],
+                      ms.back(), measure_frames, ui[ui.size() / 2], peak_memory_mb());
+        }
+        if (path.empty()) continue;
+        std::string err = write_png(path, width, height, fb.read());
         if (err.empty() && !layout_json.empty()) {
           nlohmann::json j = {{"size", {width, height}}, {"panel", panel_id(app.panel)}, {"boxes", nlohmann::json::array()}};
           for (const auto& b : boxes)
@@ -286,9 +385,10 @@ int main(int argc, char** argv) {
         if (!err.empty()) {
           std::fprintf(stderr, "halfgrad-viewer: %s\n", err.c_str());
           rc = 1;
-        } else {
-          std::printf("wrote %s (%dx%d, panel %s)\n", screenshot.c_str(), width, height, panel_id(app.panel));
+          break;
         }
+        std::printf("wrote %s (%dx%d, panel %s)\n", path.c_str(), width, height, panel_id(app.panel));
+        std::fflush(stdout);  // a picture at a time: a later crash still shows which were made
       }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "halfgrad-viewer: %s\n", e.what());

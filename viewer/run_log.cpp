@@ -1,137 +1,345 @@
 // The run-folder reader: see run_log.h for what it does with odd input.
+//
+// Sections (grep for "----"):
+//   limits        the formats' exponent and scale range
+//   validation    Fields: each field read with its type, finiteness and range checked
+//   events        one checked reader per event type, then the store (series kept sorted)
+//   a run folder  run.json, and events.jsonl streamed in chunks with a line-length cap
+//   problems      the one-line summaries the panels and the headless output print
+//   finding runs
 #include "viewer/run_log.h"
 
+#include "framework/dtype/float_format.h"
 #include "framework/io/run_log.h"  // hg::io::event_number: "nan"/"inf" as numbers
 
 #include <algorithm>
-#include <cstdio>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
-#include <limits>
 #include <fstream>
-#include <sstream>
+#include <limits>
+
+#include <fmt/format.h>
 
 namespace hg::viewer {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using namespace limits;
 
 namespace {
 
-constexpr size_t kMaxProblems = 20;  // kept for the Runs panel; the count goes on
-
-// Typed field access that reports instead of throwing: a wrong type makes the line corrupt.
-bool get_int(const json& j, const char* key, int64_t& out) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return false;
-  out = it->is_number_float() ? static_cast<int64_t>(it->get<double>()) : it->get<int64_t>();
-  return true;
-}
-// A number, or the strings "nan" / "inf" / "-inf" that framework/io writes for non-finite
-// values (docs/run-log.md; hg::io::event_number is the one reader of that convention).
-bool get_num(const json& j, const char* key, double& out) {
-  auto it = j.find(key);
-  if (it == j.end()) return false;
-  if (it->is_number()) {
-    out = it->get<double>();
-    return true;
-  }
-  if (!it->is_string()) return false;
-  try {
-    out = hg::io::event_number(*it);
-    return true;
-  } catch (const std::exception&) {
-    return false;
-  }
-}
-bool get_bool(const json& j, const char* key, bool& out) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_boolean()) return false;
-  out = it->get<bool>();
-  return true;
-}
-bool get_str(const json& j, const char* key, std::string& out) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return false;
-  out = it->get<std::string>();
-  return true;
-}
+constexpr size_t kMaxProblems = 20;      // kept for the panels; the count goes on
+constexpr int64_t kReadChunk = 1 << 20;  // bytes read at a time
 
 }  // namespace
 
-// ---- one line -------------------------------------------------------------------------
+// ---- limits -------------------------------------------------------------------------------
+// The histogram's bins and the loss scale live in the formats' range: the smallest subnormal
+// and the largest finite value of every format halfgrad trains in (FloatFormat, all_formats()).
+
+int min_hist_exponent() {
+  int e = 0;
+  for (const FloatFormat* f : all_formats()) e = std::min(e, std::ilogb(f->min_subnormal()));
+  return e;  // -149 (FP32)
+}
+int max_hist_exponent() {
+  int e = 0;
+  for (const FloatFormat* f : all_formats()) e = std::max(e, std::ilogb(f->max_finite()));
+  return e;  // 127 (FP32)
+}
+double min_loss_scale() { return std::ldexp(1.0, min_hist_exponent()); }
+double max_loss_scale() {
+  double m = 0;
+  for (const FloatFormat* f : all_formats()) m = std::max(m, f->max_finite());
+  return m;  // 3.4e38 (FP32)
+}
+
+// ---- validation ---------------------------------------------------------------------------
+
+namespace {
+
+// A bad value, described briefly: a field may hold a 1 MB string or arrays nested 10^5 deep,
+// so nothing here prints or walks a whole value.
+std::string describe(const json& v) {
+  switch (v.type()) {
+    case json::value_t::string: {
+      const size_t n = v.get_ref<const std::string&>().size();
+      return n <= 24 ? v.dump() : fmt::format("a string of {} bytes", n);
+    }
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    default: return v.dump();  // a number, true/false, null: short
+  }
+}
+
+// "2^40" for the powers of two the limits use, else the number.
+std::string bound(int64_t v) {
+  if (v >= (1 << 20) && (v & (v - 1)) == 0) return fmt::format("2^{}", std::ilogb(double(v)));
+  return std::to_string(v);
+}
+
+bool has_control_chars(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return (unsigned char)c < 0x20 || c == 0x7f; });
+}
+
+enum class Need { Required, Optional };
+
+// The validation step. Reads the fields of one event object, checking each for type,
+// finiteness and range; the first problem is kept as "<type> <field>: <what>" and makes every
+// later read a no-op, so a reader lists its checks one after the other and asks ok() once.
+// Every value a panel draws was read through one of these.
+class Fields {
+ public:
+  explicit Fields(const json& j) : j_(j) {}
+  bool ok() const { return why_.empty(); }
+  const std::string& why() const { return why_; }
+  void set_event(const std::string& type) { event_ = type + " "; }
+  // `index` >= 0 names an element of an array field: counts[30].
+  void fail(const char* field, const std::string& what, int64_t index = -1) {
+    if (!ok()) return;
+    why_ = event_ + field + (index >= 0 ? fmt::format("[{}]", index) : "") + ": " + what;
+  }
+
+  // A whole number in [lo, hi] (a JSON integer, or a float with no fraction: 5.0).
+  void whole(const char* key, int64_t lo, int64_t hi, int64_t& out, Need need = Need::Required) {
+    if (const json* v = find(key, need)) whole_value(*v, key, -1, lo, hi, out);
+  }
+  void whole_value(const json& v, const char* key, int64_t index, int64_t lo, int64_t hi,
+                   int64_t& out) {
+    if (!ok()) return;
+    if (v.is_number_integer()) {  // signed or unsigned
+      // Compare unsigned ones as such: 18446744073709551615 must not wrap to -1.
+      const bool above = v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(hi) : v.get<int64_t>() > hi;
+      const bool below = !v.is_number_unsigned() && v.get<int64_t>() < lo;
+      if (above || below) return out_of_range(v, key, index, lo, hi);
+      out = v.get<int64_t>();
+    } else if (v.is_number_float()) {
+      const double x = v.get<double>();  // JSON has no NaN or inf: x is finite
+      if (x != std::floor(x)) return fail(key, describe(v) + " is not a whole number", index);
+      if (!(x >= double(lo) && x <= double(hi))) return out_of_range(v, key, index, lo, hi);
+      out = static_cast<int64_t>(x);
+    } else {
+      fail(key, describe(v) + " is not a whole number", index);
+    }
+  }
+  // How many gradient values: a whole number 0 .. kMaxCount.
+  void count(const char* key, int64_t& out, Need need = Need::Required) {
+    whole(key, 0, kMaxCount, out, need);
+  }
+
+  // A number in [lo, hi]. Non-finite values ("nan", "inf", "-inf" as framework/io writes
+  // them, or null) are taken only where the schema allows them (`nonfinite`).
+  void number(const char* key, double lo, double hi, double& out, Need need, bool nonfinite) {
+    const json* v = find(key, need);
+    if (!v) return;
+    double x = 0;
+    if (v->is_number()) {
+      x = v->get<double>();
+    } else if (v->is_null() && nonfinite) {  // some JSON writers turn NaN/inf into null
+      x = std::numeric_limits<double>::quiet_NaN();
+    } else {
+      try {
+        if (!v->is_string()) throw std::invalid_argument("not a number");
+        x = hg::io::event_number(*v);  // "nan", "inf", "-inf"
+      } catch (const std::exception&) {
+        return fail(key, describe(*v) + " is not a number");
+      }
+    }
+    if (!std::isfinite(x) && !nonfinite) return fail(key, describe(*v) + " is not a finite number");
+    if (std::isfinite(x) && !(x >= lo && x <= hi))
+      return fail(key, fmt::format("{} is outside {:g} .. {:g}", describe(*v), lo, hi));
+    out = x;
+  }
+
+  void boolean(const char* key, bool& out, Need need = Need::Optional) {
+    const json* v = find(key, need);
+    if (!v) return;
+    if (!v->is_boolean()) return fail(key, describe(*v) + " is not true or false");
+    out = v->get<bool>();
+  }
+
+  // A name: 1..kMaxNameBytes bytes, no control characters (it becomes a label on screen).
+  void name(const char* key, std::string& out, Need need = Need::Required) {
+    const std::string* s = string_field(key, kMaxNameBytes, need);
+    if (!s) return;
+    if (s->empty()) return fail(key, "empty");
+    if (has_control_chars(*s)) return fail(key, "holds control characters");
+    out = *s;
+  }
+  // Any text up to max_bytes.
+  void text(const char* key, std::string& out, size_t max_bytes, Need need = Need::Required) {
+    if (const std::string* s = string_field(key, max_bytes, need)) out = *s;
+  }
+
+  // The field's value; nullptr when absent (a problem unless optional) or after a problem.
+  const json* find(const char* key, Need need) {
+    if (!ok()) return nullptr;
+    auto it = j_.find(key);
+    if (it != j_.end()) return &*it;
+    if (need == Need::Required) fail(key, "missing");
+    return nullptr;
+  }
+
+ private:
+  const std::string* string_field(const char* key, size_t max_bytes, Need need) {
+    const json* v = find(key, need);
+    if (!v) return nullptr;
+    if (!v->is_string()) return fail(key, describe(*v) + " is not a string"), nullptr;
+    const std::string& s = v->get_ref<const std::string&>();
+    if (s.size() > max_bytes)
+      return fail(key, fmt::format("{} bytes long, more than {}", s.size(), max_bytes)), nullptr;
+    return &s;
+  }
+  void out_of_range(const json& v, const char* key, int64_t index, int64_t lo, int64_t hi) {
+    if (lo == 0 && v.get<double>() < 0) return fail(key, describe(v) + " is negative", index);
+    fail(key, fmt::format("{} is outside {} .. {}", describe(v), bound(lo), bound(hi)), index);
+  }
+
+  const json& j_;
+  std::string event_;
+  std::string why_;
+};
+
+// ---- events: one checked reader per type --------------------------------------------------
+// Each reads every field through Fields into a local value; only a value that passed them all
+// is stored.
+
+bool read_grad_hist(Fields& f, int64_t step, GradHist& h, std::string& param) {
+  h.step = step;
+  f.name("param", param);
+  f.number("scale", min_loss_scale(), max_loss_scale(), h.scale, Need::Optional, /*nonfinite=*/false);
+  int64_t lo = h.exp_min, hi = h.exp_max;  // the defaults when absent (older logs)
+  f.whole("exp_min", min_hist_exponent(), max_hist_exponent(), lo, Need::Optional);
+  f.whole("exp_max", min_hist_exponent(), max_hist_exponent(), hi, Need::Optional);
+  if (f.ok() && hi < lo) f.fail("exp_max", fmt::format("{} is below exp_min {}", hi, lo));
+  const json* c = f.find("counts", Need::Required);
+  if (!f.ok()) return false;
+  // exp_min..exp_max lie in the formats' range: at most 277 bins.
+  const size_t bins = static_cast<size_t>(hi - lo + 1);
+  if (!c->is_array()) return f.fail("counts", describe(*c) + " is not an array"), false;
+  if (c->size() != bins)
+    return f.fail("counts", fmt::format("{} entries, expected {} (exp_min..exp_max)", c->size(), bins)), false;
+  h.counts.assign(bins, 0);
+  for (size_t i = 0; i < bins; ++i) f.whole_value((*c)[i], "counts", int64_t(i), 0, kMaxCount, h.counts[i]);
+  f.count("below", h.below, Need::Optional);
+  f.count("above", h.above, Need::Optional);
+  f.count("zeros", h.zeros, Need::Optional);
+  f.count("fp16_underflow", h.fp16_underflow, Need::Optional);
+  f.count("fp16_subnormal", h.fp16_subnormal, Need::Optional);
+  f.count("fp16_overflow", h.fp16_overflow, Need::Optional);
+  f.count("inf", h.inf, Need::Optional);
+  f.count("nan", h.nan, Need::Optional);
+  f.count("total", h.total);
+  f.number("lost_update_fraction", 0.0, 1.0, h.lost_update_fraction, Need::Optional, false);
+  if (!f.ok()) return false;
+  h.exp_min = static_cast<int>(lo), h.exp_max = static_cast<int>(hi);
+  // The schema's arithmetic (docs/run-log.md): every value is in exactly one of the bins,
+  // below, above, zeros, inf or nan; the FP16 zones are parts of the finite non-zero ones.
+  // (At most 285 terms of at most 2^48 each: no overflow.)
+  int64_t finite_nonzero = h.below + h.above;
+  for (int64_t n : h.counts) finite_nonzero += n;
+  const int64_t sum = finite_nonzero + h.zeros + h.inf + h.nan;
+  if (sum != h.total)
+    f.fail("total", fmt::format("{}, but the bins, below, above, zeros, inf and nan add up to {}",
+                                h.total, sum));
+  else if (h.fp16_underflow + h.fp16_subnormal + h.fp16_overflow > finite_nonzero)
+    f.fail("fp16_underflow", fmt::format("fp16_underflow + fp16_subnormal + fp16_overflow exceed "
+                                         "the {} finite non-zero values", finite_nonzero));
+  return f.ok();
+}
+
+// Appends p to a series sorted by step. A point whose step is not after the last one was
+// logged again (a run resumed from an earlier checkpoint re-logs the steps after it; a line
+// repeated): the newer line wins, and the points from its step on are dropped. Returns them.
+template <class Point>
+std::vector<Point> add_in_step_order(std::vector<Point>& v, Point p) {
+  auto from = std::lower_bound(v.begin(), v.end(), p.step,
+                               [](const Point& a, int64_t s) { return a.step < s; });
+  std::vector<Point> dropped(std::make_move_iterator(from), std::make_move_iterator(v.end()));
+  v.erase(from, v.end());
+  v.push_back(std::move(p));
+  return dropped;
+}
+
+int64_t held(const GradHist& h) { return int64_t(sizeof h + h.counts.size() * sizeof(int64_t)); }
+int64_t held(const std::string& s) { return int64_t(sizeof s + s.size() + 64); }  // + a map node
+
+}  // namespace
 
 bool parse_event_line(const std::string& line, RunData& d, std::string* why) {
   auto fail = [&](const std::string& w) {
     if (why) *why = w;
     return false;
   };
+  // Parsing: nlohmann's parser is iterative, so arrays nested 10^5 deep cannot overflow the stack.
   json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return fail("not valid JSON");
   if (!j.is_object()) return fail("not a JSON object");
-  std::string type;
-  if (!get_str(j, "type", type)) return fail("no \"type\" string");
-  int64_t step = 0;
-  if (!get_int(j, "step", step)) return fail("no \"step\" number");
 
+  // Validation: the fields every event has, then the type's own.
+  Fields f(j);
+  std::string type;
+  int64_t step = 0;
+  f.name("type", type);
+  f.whole("step", 0, kMaxStep, step);
+  if (!f.ok()) return fail(f.why());
+  f.set_event(type);
+
+  // Storing: only values that passed every check. Series stay sorted by step; points that a
+  // later line replaced are counted, and their memory given back.
+  auto replaced = [&](size_t n, int64_t bytes_each) {
+    d.replaced_points += static_cast<int64_t>(n);
+    d.held_bytes -= static_cast<int64_t>(n) * bytes_each;
+  };
   if (type == "scalar") {
     std::string name;
-    double value = 0;
-    if (!get_str(j, "name", name)) return fail("scalar without \"name\"");
-    if (!get_num(j, "value", value)) {
-      // Some JSON writers turn NaN/inf into null: keep such a point, as NaN.
-      auto it = j.find("value");
-      if (it == j.end() || !it->is_null()) return fail("scalar without a numeric \"value\"");
-      value = std::numeric_limits<double>::quiet_NaN();
-    }
-    d.scalars[name].push_back({step, value});
+    ScalarPoint p{step, 0.0};
+    f.name("name", name);
+    f.number("value", -std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
+             p.value, Need::Required, /*nonfinite=*/true);
+    int64_t epoch = 0;
+    f.whole("epoch", 0, kMaxStep, epoch, Need::Optional);
+    if (f.ok() && !d.scalars.count(name) && d.scalars.size() >= kMaxScalarNames)
+      f.fail("name", fmt::format("a run may have {} scalar names; \"{}\" is one more", kMaxScalarNames, name));
+    if (!f.ok()) return fail(f.why());
+    if (!d.scalars.count(name)) d.held_bytes += held(name);
+    d.held_bytes += sizeof p;
+    replaced(add_in_step_order(d.scalars[name], p).size(), sizeof p);
   } else if (type == "loss_scale") {
     LossScalePoint p{step, 1.0, false, false};
-    if (!get_num(j, "scale", p.scale)) return fail("loss_scale without \"scale\"");
-    get_bool(j, "found_inf", p.found_inf);  // optional flags default to false
-    get_bool(j, "skipped", p.skipped);
-    d.loss_scale.push_back(p);
+    // A scaler that broke may log "inf" or "nan": kept (the panel draws only finite scales).
+    f.number("scale", min_loss_scale(), max_loss_scale(), p.scale, Need::Required, true);
+    if (f.ok() && p.scale == -INFINITY) f.fail("scale", "-inf is not a loss scale");
+    f.boolean("found_inf", p.found_inf);  // optional flags default to false
+    f.boolean("skipped", p.skipped);
+    if (!f.ok()) return fail(f.why());
+    d.held_bytes += sizeof p;
+    replaced(add_in_step_order(d.loss_scale, p).size(), sizeof p);
   } else if (type == "grad_hist") {
-    std::string param;
-    if (!get_str(j, "param", param)) return fail("grad_hist without \"param\"");
     GradHist h;
-    h.step = step;
-    int64_t lo = -40, hi = 16;
-    get_num(j, "scale", h.scale);
-    get_int(j, "exp_min", lo);
-    get_int(j, "exp_max", hi);
-    if (hi < lo || hi - lo > 4096) return fail("grad_hist with exp_max < exp_min");
-    h.exp_min = static_cast<int>(lo);
-    h.exp_max = static_cast<int>(hi);
-    auto c = j.find("counts");
-    if (c == j.end() || !c->is_array()) return fail("grad_hist without a \"counts\" array");
-    if (static_cast<int64_t>(c->size()) != hi - lo + 1)
-      return fail("grad_hist \"counts\" has " + std::to_string(c->size()) + " entries, expected " +
-                  std::to_string(hi - lo + 1) + " (exp_min..exp_max)");
-    h.counts.reserve(c->size());
-    for (const auto& v : *c) {
-      if (!v.is_number()) return fail("grad_hist \"counts\" holds a non-number");
-      h.counts.push_back(v.get<int64_t>());
+    std::string param;
+    read_grad_hist(f, step, h, param);
+    if (f.ok() && !d.grads.count(param) && d.params.size() >= kMaxParams)
+      f.fail("param", fmt::format("a run may have {} parameters with histograms; \"{}\" is one more",
+                                  kMaxParams, param));
+    if (!f.ok()) return fail(f.why());
+    if (!d.grads.count(param)) {
+      d.params.push_back(param);
+      d.held_bytes += 2 * held(param);
     }
-    get_int(j, "below", h.below);
-    get_int(j, "above", h.above);
-    get_int(j, "zeros", h.zeros);
-    get_int(j, "fp16_underflow", h.fp16_underflow);
-    get_int(j, "fp16_subnormal", h.fp16_subnormal);
-    get_int(j, "fp16_overflow", h.fp16_overflow);
-    get_int(j, "inf", h.inf);
-    get_int(j, "nan", h.nan);
-    if (!get_int(j, "total", h.total)) return fail("grad_hist without \"total\"");
-    get_num(j, "lost_update_fraction", h.lost_update_fraction);
-    auto& v = d.grads[param];
-    if (v.empty()) d.params.push_back(param);
-    v.push_back(std::move(h));
+    d.held_bytes += held(h);
+    for (const GradHist& old : add_in_step_order(d.grads[param], std::move(h))) replaced(1, held(old));
   } else if (type == "note") {
-    std::string text;
-    if (!get_str(j, "text", text)) return fail("note without \"text\"");
-    d.notes.push_back({step, text});
+    Note n{step, ""};
+    f.text("text", n.text, kMaxNoteBytes);
+    if (!f.ok()) return fail(f.why());
+    d.held_bytes += held(n.text);
+    d.notes.push_back(std::move(n));
   } else if (type == "end") {
     std::string status;
-    if (!get_str(j, "status", status)) return fail("end without \"status\"");
+    f.name("status", status);
+    if (!f.ok()) return fail(f.why());
     d.end_status = status;
   } else {
     d.unknown_types++;
@@ -142,47 +350,89 @@ bool parse_event_line(const std::string& line, RunData& d, std::string* why) {
   return true;
 }
 
-// ---- a run folder ---------------------------------------------------------------------
+// ---- a run folder -------------------------------------------------------------------------
 
-RunReader::RunReader(std::string dir) {
+RunReader::RunReader(std::string dir, int64_t memory_cap) : memory_cap_(memory_cap) {
   data_.dir = std::move(dir);
   data_.name = fs::path(data_.dir).lexically_normal().filename().string();
   if (data_.name.empty())  // "runs/x/" has an empty filename
     data_.name = fs::path(data_.dir).lexically_normal().parent_path().filename().string();
 }
 
+namespace {
+
+// True when `j` nests deeper than `limit` levels. Stops looking at the limit, so the
+// recursion is bounded however deep the file goes.
+bool deeper_than(const json& j, int limit) {
+  if (!j.is_structured()) return false;
+  if (limit == 0) return true;
+  for (const json& v : j)
+    if (deeper_than(v, limit - 1)) return true;
+  return false;
+}
+
+const char* json_kind(const json& j) {
+  switch (j.type()) {
+    case json::value_t::array: return "an array";
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "true or false";
+    case json::value_t::null: return "null";
+    default: return "a number";
+  }
+}
+
+}  // namespace
+
 void RunReader::read_run_json() {
-  fs::path p = fs::path(data_.dir) / "run.json";
+  const fs::path p = fs::path(data_.dir) / "run.json";
   std::error_code ec;
-  auto mtime = fs::last_write_time(p, ec);
-  if (ec) {
+  const fs::file_status st = fs::status(p, ec);
+  auto bad = [&](const std::string& why) {
     data_.run_json = nullptr;
-    data_.run_json_error = "no run.json in " + data_.dir;
+    data_.run_json_error = why;
+  };
+  data_.run_json_missing = !fs::exists(st);
+  if (data_.run_json_missing) {
+    bad("no run.json in " + data_.dir);
     run_json_mtime_ = -1;
     return;
   }
-  int64_t t = mtime.time_since_epoch().count();
+  // A pipe or a device: opening it to read could wait forever for a writer.
+  if (!fs::is_regular_file(st)) return bad(p.string() + " is not a regular file");
+  auto mtime = fs::last_write_time(p, ec);
+  const int64_t t = ec ? -2 : mtime.time_since_epoch().count();
   if (t == run_json_mtime_) return;  // unchanged since the last read
+  const auto size = fs::file_size(p, ec);
+  if (ec) return bad(p.string() + ": " + ec.message());
+  if (size > uint64_t(kMaxRunJsonBytes))
+    return bad(fmt::format("{} is {} bytes, more than the {} a run.json may have", p.string(), size,
+                           kMaxRunJsonBytes));
   std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
+  if (!in) return bad(p.string() + ": " + std::strerror(errno));
+  std::string text(size, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  text.resize(static_cast<size_t>(in.gcount()));
+  json j;
   try {
-    data_.run_json = json::parse(ss.str());
-    data_.run_json_error.clear();
-    run_json_mtime_ = t;
+    j = json::parse(text);  // skips a UTF-8 byte-order mark
   } catch (const json::exception& e) {
     // Perhaps mid-rewrite (writers rename atomically, but be lenient): try again next poll.
-    data_.run_json = nullptr;
-    data_.run_json_error = p.string() + ": " + e.what();
-    return;
+    return bad(p.string() + ": " + e.what());
   }
-  if (data_.run_json.is_object()) {
-    if (auto it = data_.run_json.find("name"); it != data_.run_json.end() && it->is_string())
-      data_.name = it->get<std::string>();
-    if (auto it = data_.run_json.find("synthetic"); it != data_.run_json.end() && it->is_boolean())
-      data_.synthetic = it->get<bool>();
-  }
+  run_json_mtime_ = t;
   version_++;
+  if (!j.is_object()) return bad(p.string() + " is " + json_kind(j) + ", not a JSON object");
+  if (deeper_than(j, kMaxRunJsonDepth))
+    return bad(fmt::format("{} nests deeper than {} levels", p.string(), kMaxRunJsonDepth));
+  data_.run_json = std::move(j);
+  data_.run_json_error.clear();
+  // The two fields the viewer uses itself, checked like any event field.
+  Fields f(data_.run_json);
+  std::string name;
+  f.name("name", name, Need::Optional);
+  f.boolean("synthetic", data_.synthetic);
+  if (!f.ok()) data_.run_json_error = p.string() + ": " + f.why() + " (the field is ignored)";
+  else if (!name.empty()) data_.name = name;
 }
 
 void RunReader::reset_events() {
@@ -191,15 +441,19 @@ void RunReader::reset_events() {
   fresh.name = data_.name;
   fresh.run_json = data_.run_json;
   fresh.run_json_error = data_.run_json_error;
+  fresh.run_json_missing = data_.run_json_missing;
   fresh.synthetic = data_.synthetic;
   fresh.restarts = data_.restarts + 1;
   data_ = std::move(fresh);
-  offset_ = 0;
+  offset_ = read_pos_ = line_no_ = 0;
   pending_.clear();
+  skipping_ = false;
 }
 
 void RunReader::consume_line(const char* begin, const char* end) {
   if (end > begin && end[-1] == '\r') --end;  // tolerate CRLF
+  if (line_no_ == 1 && end - begin >= 3 && std::memcmp(begin, "\xEF\xBB\xBF", 3) == 0)
+    begin += 3;  // a UTF-8 byte-order mark some editors put first
   bool blank = std::all_of(begin, end, [](char c) { return c == ' ' || c == '\t'; });
   if (blank) return;
   data_.lines++;
@@ -207,50 +461,93 @@ void RunReader::consume_line(const char* begin, const char* end) {
   if (!parse_event_line(std::string(begin, end), data_, &why)) {
     data_.corrupt_lines++;
     if (data_.problems.size() < kMaxProblems)
-      data_.problems.push_back("line " + std::to_string(data_.lines) + ": " + why);
+      data_.problems.push_back("line " + std::to_string(line_no_) + ": " + why);
+  }
+}
+
+// A line passed kMaxLineBytes without ending: counted now, and its bytes up to the next '\n'
+// are dropped as they arrive (never held: a 100 MB line costs no memory).
+void RunReader::line_too_long() {
+  data_.lines++;
+  data_.corrupt_lines++;
+  if (data_.problems.size() < kMaxProblems)
+    data_.problems.push_back(fmt::format("line {}: longer than {} bytes, skipped unread",
+                                         line_no_ + 1, kMaxLineBytes));
+  pending_.clear();
+  pending_.shrink_to_fit();
+  skipping_ = true;
+}
+
+void RunReader::feed(const char* p, const char* end) {
+  while (p < end && data_.stopped_at_line == 0) {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', size_t(end - p)));
+    const char* stop = nl ? nl : end;
+    if (!skipping_) {
+      if (int64_t(pending_.size()) + (stop - p) > kMaxLineBytes) line_too_long();
+      else pending_.append(p, stop);
+    }
+    read_pos_ += (nl ? nl + 1 : end) - p;
+    if (!nl) return;
+    ++line_no_;
+    if (!skipping_) consume_line(pending_.data(), pending_.data() + pending_.size());
+    skipping_ = false;
+    pending_.clear();
+    offset_ = read_pos_;
+    p = nl + 1;
+    if (data_.held_bytes > memory_cap_) data_.stopped_at_line = line_no_ + 1;
   }
 }
 
 bool RunReader::poll(int64_t max_bytes) {
   uint64_t before = version_;
   read_run_json();
+  caught_up_ = true;
 
-  fs::path p = fs::path(data_.dir) / "events.jsonl";
+  const fs::path p = fs::path(data_.dir) / "events.jsonl";
   std::error_code ec;
-  auto size = static_cast<int64_t>(fs::file_size(p, ec));
-  if (ec) size = 0;  // no events yet
-  int64_t read_pos = offset_ + static_cast<int64_t>(pending_.size());
-  if (size < read_pos) {  // the file was rewritten: start over
+  const fs::file_status st = fs::status(p, ec);
+  int64_t size = 0;  // no events yet
+  data_.events_error.clear();
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    data_.events_error = p.string() + " is not a regular file";  // a folder, a pipe
+  } else if (fs::exists(st)) {
+    size = static_cast<int64_t>(fs::file_size(p, ec));
+    if (ec) data_.events_error = p.string() + ": " + ec.message(), size = 0;
+  }
+  if (size < read_pos_) {  // the file was rewritten: start over
     reset_events();
-    read_pos = 0;
     version_++;
   }
   file_size_ = size;
-  caught_up_ = true;
-  if (size == read_pos) return version_ != before;
+  if (size == read_pos_ || data_.stopped_at_line > 0) return version_ != before;
 
-  int64_t n = std::min(size - read_pos, max_bytes);
   std::ifstream in(p, std::ios::binary);
-  if (!in) return version_ != before;
-  in.seekg(read_pos);
-  std::string chunk(static_cast<size_t>(n), '\0');
-  in.read(chunk.data(), n);
-  chunk.resize(static_cast<size_t>(in.gcount()));
-  caught_up_ = read_pos + static_cast<int64_t>(chunk.size()) >= size;
-
-  // Split pending + chunk into complete lines; what follows the last '\n' stays pending.
-  pending_ += chunk;
-  size_t start = 0;
-  for (size_t nl; (nl = pending_.find('\n', start)) != std::string::npos; start = nl + 1)
-    consume_line(pending_.data() + start, pending_.data() + nl);
-  offset_ += static_cast<int64_t>(start);
-  pending_.erase(0, start);
+  if (!in) {
+    data_.events_error = p.string() + ": " + std::strerror(errno);
+    return version_ != before;
+  }
+  in.seekg(read_pos_);
+  // Stream the new bytes through a 1 MiB buffer: memory stays flat however big the file.
+  int64_t budget = max_bytes;
+  bool short_read = false;  // the file held less than its size said (truncated under us)
+  while (read_pos_ < size && budget > 0 && data_.stopped_at_line == 0 && !short_read) {
+    const int64_t n = std::min({kReadChunk, size - read_pos_, budget});
+    chunk_.resize(static_cast<size_t>(n));
+    in.read(chunk_.data(), n);
+    const int64_t got = in.gcount();
+    short_read = got < n;
+    feed(chunk_.data(), chunk_.data() + got);
+    budget -= got;
+  }
+  // Caught up: nothing more to read now (a short read counts: the next poll sees the size anew).
+  caught_up_ = read_pos_ >= size || short_read || data_.stopped_at_line > 0;
 
   // A last line without '\n' is complete only if it is already a whole JSON object (a
   // truncated object always lacks its closing brace, so it cannot parse).
-  if (caught_up_ && !pending_.empty() && json::accept(pending_)) {
+  if (caught_up_ && !skipping_ && !pending_.empty() && json::accept(pending_)) {
+    ++line_no_;
     consume_line(pending_.data(), pending_.data() + pending_.size());
-    offset_ += static_cast<int64_t>(pending_.size());
+    offset_ = read_pos_;
     pending_.clear();
   }
   data_.pending_bytes = static_cast<int64_t>(pending_.size());
@@ -258,7 +555,25 @@ bool RunReader::poll(int64_t max_bytes) {
   return true;
 }
 
-// ---- finding runs ---------------------------------------------------------------------
+// ---- problems -----------------------------------------------------------------------------
+
+std::vector<std::string> run_problems(const RunData& d, bool incomplete) {
+  std::vector<std::string> out;
+  if (d.corrupt_lines > 0)
+    out.push_back(fmt::format("{} corrupt line{}, not drawn (first: {})", d.corrupt_lines,
+                              d.corrupt_lines == 1 ? "" : "s",
+                              d.problems.empty() ? "?" : d.problems.front()));
+  if (!d.run_json_error.empty() && !d.run_json_missing) out.push_back(d.run_json_error);
+  if (!d.events_error.empty()) out.push_back(d.events_error);
+  if (d.stopped_at_line > 0)
+    out.push_back(fmt::format("stopped reading at line {}: the events kept reached the viewer's "
+                              "memory cap of {} MiB per run", d.stopped_at_line, kMaxHeldBytes >> 20));
+  if (incomplete && d.pending_bytes > 0)
+    out.push_back(fmt::format("an incomplete last line ({} bytes) was not read", d.pending_bytes));
+  return out;
+}
+
+// ---- finding runs -------------------------------------------------------------------------
 
 bool is_run_dir(const std::string& dir) {
   std::error_code ec;

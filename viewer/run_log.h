@@ -1,25 +1,42 @@
 #pragma once
 // The viewer's reader of a run folder (docs/run-log.md): runs/<name>/run.json + events.jsonl.
 //
-// The viewer never links framework/io: it reads only the files, so it can show a run that is
-// still being written by another process, or one finished years ago.
+// The viewer never links framework/io's reader: it reads only the files, so it can show a run
+// that is still being written by another process, or one finished years ago.
 //
-// Reading is incremental. A RunReader remembers the byte offset up to which events.jsonl has
-// been consumed; poll() reads only what was appended since. What it does with odd input (the
-// documented behaviour, tested in tests/viewer/test_run_log.cpp):
+// A run log is data from outside: a crashed run, a disk that filled, a hand-edited file. So
+// between parsing a line and drawing it there is ONE validation step (the `Fields` checks in
+// run_log.cpp): every field of every event type is checked for its type, finiteness and
+// range (the limits below), and a line that fails is counted as corrupt with the reason and
+// never stored. Everything a panel draws has passed it; the panels trust these ranges.
+//
+// Reading is incremental and streamed. A RunReader remembers the byte offset up to which
+// events.jsonl has been consumed; poll() reads only what was appended since, 1 MiB at a time,
+// and never holds more than one line (at most kMaxLineBytes) besides the events it keeps.
+// What it does with odd input (docs/viewer.md, "Bad input"; tests/viewer/test_run_log.cpp):
 //   - a last line with no '\n' yet (the writer is mid-line): kept pending and re-read on the
 //     next poll, once more bytes arrive. If the pending text already is a whole JSON object it
 //     is taken (a writer may end the file without a newline).
-//   - a line that is not JSON, not an object, or lacks a field its type needs: counted in
-//     `corrupt_lines` (the first few are kept in `problems` with their line numbers), skipped.
+//   - a line that is not JSON, not an object, lacks a field its type needs, or has a field of
+//     the wrong type or out of range: counted in `corrupt_lines` (the first few are kept in
+//     `problems` as "line 17: why"), skipped.
+//   - a line longer than kMaxLineBytes: counted as corrupt when it passes the limit, and the
+//     rest of it skipped up to its '\n' without being held.
 //   - a line whose "type" is not one of scalar/loss_scale/grad_hist/note/end: counted in
 //     `unknown_types`, skipped.
-//   - empty lines: ignored.
-//   - an empty or missing events.jsonl: a run with no events (not an error).
+//   - a step that is not after the last one of its series (a run resumed from an earlier
+//     checkpoint logs those steps again; a repeated line): the newer line wins, the points
+//     from that step on are replaced (counted in `replaced_points`). Series stay sorted.
+//   - empty lines: ignored. CRLF line ends, a UTF-8 byte-order mark at the start: accepted.
+//   - an empty or missing events.jsonl: a run with no events (not an error); one that is not
+//     a regular file or cannot be opened: `events_error` says why.
 //   - a folder with no run.json: still a run (named after the folder); `run_json_error` says
 //     "no run.json in DIR" and its events are read as usual.
-//   - a run.json that is not valid JSON: `run_json_error` holds the parser's message.
+//   - a run.json that is not valid JSON, not an object (an array, a number, a string), not a
+//     regular file (a pipe would block), larger than kMaxRunJsonBytes or nested deeper than
+//     kMaxRunJsonDepth: `run_json_error` says which; run_json stays null.
 //   - events.jsonl got shorter than what was read (rewritten from scratch): read again from 0.
+//   - the events kept reach the memory cap: reading stops there (`stopped_at_line`).
 #include <cstdint>
 #include <map>
 #include <string>
@@ -29,20 +46,52 @@
 
 namespace hg::viewer {
 
+// ---- what the reader accepts ------------------------------------------------------------
+// A value outside these makes its line corrupt (docs/viewer.md, "Bad input").
+namespace limits {
+// Steps: whole numbers 0 .. 2^40 (10^12: a million steps a second for twelve days). Far
+// below 2^53, where doubles stop telling a step from the next one, so a step axis advances.
+inline constexpr int64_t kMaxStep = int64_t(1) << 40;
+// Counts: whole numbers 0 .. 2^48 (a tensor of 2.8·10^14 values, a petabyte in FP32). The
+// sum of every bin of a histogram then stays far below 2^63.
+inline constexpr int64_t kMaxCount = int64_t(1) << 48;
+// Names (scalar, parameter, run, end status): 1..200 bytes, no control characters.
+inline constexpr size_t kMaxNameBytes = 200;
+inline constexpr size_t kMaxNoteBytes = 4096;   // the text of a note
+inline constexpr size_t kMaxParams = 4096;      // parameters with histograms, per run
+inline constexpr size_t kMaxScalarNames = 1024; // scalar names, per run
+// Files. A grad_hist line is about half a kilobyte; a line longer than 1 MiB is damage.
+inline constexpr int64_t kMaxLineBytes = int64_t(1) << 20;
+inline constexpr int64_t kMaxRunJsonBytes = int64_t(1) << 20;
+inline constexpr int kMaxRunJsonDepth = 32;
+// The events one run keeps in memory (an estimate of their structs and arrays; vectors may
+// reserve up to twice it). A run that reaches it stops being read, and the panels say so.
+inline constexpr int64_t kMaxHeldBytes = int64_t(256) << 20;
+}  // namespace limits
+
+// Binary exponents a histogram may span, and the range of a loss scale: those of the formats
+// in framework/dtype (all_formats(): FP32's 2^-149 .. 2^127 and 3.4e38), never typed in here.
+int min_hist_exponent();
+int max_hist_exponent();
+double min_loss_scale();
+double max_loss_scale();
+
 struct ScalarPoint {
   int64_t step;
-  double value;
+  double value;  // any double; NaN and ±inf (logged as "nan"/"inf" or null) are not drawn
 };
 
 struct LossScalePoint {
   int64_t step;
-  double scale;
+  double scale;  // finite in [min_loss_scale(), max_loss_scale()], or +inf / NaN (not drawn)
   bool found_inf, skipped;
 };
 
 // One parameter's gradient histogram at one step (the `grad_hist` event, see docs/run-log.md).
 // counts[i] counts finite non-zero |g| with floor(log2|g|) == exp_min + i, for the gradient as
-// the backward pass produced it, i.e. multiplied by `scale`.
+// the backward pass produced it, i.e. multiplied by `scale`. Validated: exp_min..exp_max
+// within min/max_hist_exponent(), every count in 0..kMaxCount, counts + below + above + zeros
+// + inf + nan == total, scale finite in [min_loss_scale(), max_loss_scale()].
 struct GradHist {
   int64_t step = 0;
   double scale = 1.0;
@@ -51,7 +100,7 @@ struct GradHist {
   int64_t below = 0, above = 0, zeros = 0;
   int64_t fp16_underflow = 0, fp16_subnormal = 0, fp16_overflow = 0;
   int64_t inf = 0, nan = 0, total = 0;
-  double lost_update_fraction = -1.0;  // -1: not logged
+  double lost_update_fraction = -1.0;  // in [0, 1]; -1: not logged
 };
 
 struct Note {
@@ -63,31 +112,43 @@ struct Note {
 struct RunData {
   std::string dir;   // the folder
   std::string name;  // run.json "name", else the folder's name
-  nlohmann::json run_json;     // null when missing or unreadable
-  std::string run_json_error;  // empty when run.json was read
+  nlohmann::json run_json;     // an object, or null when missing or unreadable
+  std::string run_json_error;  // empty when run.json was read and is fine
+  bool run_json_missing = false;  // no run.json at all: a normal state, not a problem
   bool synthetic = false;      // run.json "synthetic": true (demo data, not a training run)
 
-  std::map<std::string, std::vector<ScalarPoint>> scalars;  // by name, in file order
+  // Each series is sorted by step, one point per step.
+  std::map<std::string, std::vector<ScalarPoint>> scalars;  // by name
   std::vector<LossScalePoint> loss_scale;
   std::vector<std::string> params;                  // parameter names in order of appearance
-  std::map<std::string, std::vector<GradHist>> grads;  // by parameter, in file order
-  std::vector<Note> notes;
+  std::map<std::string, std::vector<GradHist>> grads;  // by parameter
+  std::vector<Note> notes;                          // in file order
   std::string end_status;  // "" while running; "finished" / "failed" after the end event
   int64_t max_step = -1;
 
-  // Bookkeeping the Runs panel shows.
-  int64_t lines = 0;          // complete lines consumed (including bad ones)
+  // Bookkeeping the panels show.
+  int64_t lines = 0;          // complete lines consumed (including bad ones, not blank ones)
   int64_t events = 0;         // lines that became an event
-  int64_t corrupt_lines = 0;  // not JSON / not an object / a field missing or of the wrong type
+  int64_t corrupt_lines = 0;  // lines refused by the validation step
   int64_t unknown_types = 0;  // valid JSON whose "type" this reader does not know
+  int64_t replaced_points = 0;  // points replaced by a later line for the same or an earlier step
   std::vector<std::string> problems;  // the first few bad lines, "line 12: ..." (kept short)
   int64_t pending_bytes = 0;  // an incomplete last line waiting for its end
   int64_t restarts = 0;       // times events.jsonl shrank and was read again from the start
+  std::string events_error;   // events.jsonl exists but cannot be read (not a file, no access)
+  int64_t held_bytes = 0;     // estimate of the memory the events above take
+  int64_t stopped_at_line = 0;  // > 0: reading stopped before this line (memory cap reached)
 };
+
+// The run's problems, one short sentence each, for the panels and the headless output:
+// corrupt lines (with the first reason), an unreadable run.json or events.jsonl, a stop at the
+// memory cap, and with `incomplete` also an incomplete last line. Empty when all is well.
+std::vector<std::string> run_problems(const RunData& run, bool incomplete = false);
 
 class RunReader {
  public:
-  explicit RunReader(std::string dir);
+  // memory_cap: bytes of events to keep at most (tests pass a small one).
+  explicit RunReader(std::string dir, int64_t memory_cap = limits::kMaxHeldBytes);
 
   // Reads run.json (again) and whatever was appended to events.jsonl since the last call, at
   // most max_bytes of it (so a huge file loads over several frames without freezing the UI).
@@ -105,20 +166,28 @@ class RunReader {
 
  private:
   void read_run_json();
+  void feed(const char* begin, const char* end);  // bytes of events.jsonl, in file order
   void consume_line(const char* begin, const char* end);
+  void line_too_long();
   void reset_events();
 
   RunData data_;
+  int64_t memory_cap_;
   int64_t offset_ = 0;     // bytes of events.jsonl consumed (complete lines only)
+  int64_t read_pos_ = 0;   // bytes of events.jsonl read (offset_ + the line in progress)
   int64_t file_size_ = 0;  // size seen at the last poll
-  std::string pending_;    // bytes after the last '\n'
+  int64_t line_no_ = 0;    // '\n'-ended lines seen, blank ones included: numbers problems
+  std::string pending_;    // bytes after the last '\n' (at most kMaxLineBytes)
+  bool skipping_ = false;  // inside a line longer than kMaxLineBytes: drop bytes until '\n'
+  std::vector<char> chunk_;  // the read buffer, reused
   bool caught_up_ = false;
   uint64_t version_ = 0;
   int64_t run_json_mtime_ = -1;
 };
 
-// Parses one line into `data` (exposed for tests). Returns false when the line is corrupt;
-// `why` then says what is wrong. An unknown type returns true and counts in unknown_types.
+// Parses and validates one line into `data` (exposed for tests). Returns false when the line
+// is corrupt; `why` then says what is wrong. An unknown type returns true and counts in
+// unknown_types.
 bool parse_event_line(const std::string& line, RunData& data, std::string* why);
 
 // Folders under `root` that look like runs (have run.json or events.jsonl), sorted by name.

@@ -8,9 +8,10 @@
 // word share it (broadcast). The conflict degree of a phase is the largest number of distinct
 // words any one bank must deliver; 1 means conflict-free.
 //
-// ldmatrix (what load_matrix_sync compiles to on sm_75+) reads four 8 x 8 matrices of halves,
-// one per phase, each as eight 16-byte rows whose addresses come from 8 lanes; so it behaves
-// like a 16-byte access of 8 lanes per phase.
+// ldmatrix (what load_matrix_sync compiles to on sm_75+ for 16-bit elements, F16 and BF16)
+// reads four 8 x 8 matrices of halves, one per phase, each as eight 16-byte rows whose
+// addresses come from 8 lanes; so it behaves like a 16-byte access of 8 lanes per phase.
+// TF32 fragments are loaded differently: see the end of this file.
 #include <algorithm>
 #include <cstdint>
 #include <set>
@@ -46,6 +47,37 @@ inline std::vector<uint32_t> ldmatrix_x4_addresses(int row0, int col0, int ld) {
     addr[lane] = static_cast<uint32_t>((row * ld + col) * 2);
   }
   return addr;
+}
+
+}  // namespace hg::cuda::gemm
+
+namespace hg::cuda::gemm {
+
+// TF32 fragments hold 32-bit values: there is no ldmatrix for them, and a fragment load is a
+// few 4-byte loads, one register per lane each. WMMA does not say which lane holds which
+// element, so this is a model: the layout PTX documents for mma.m16n8k8 with .tf32 operands,
+// of which a WMMA 16x16x8 fragment is assumed to be built (g = lane / 4, t = lane % 4):
+//   A (16 x 8):  register 0 (g, t), 1 (g + 8, t), 2 (g, t + 4), 3 (g + 8, t + 4)
+//   B (8 x 8):   register 0 (t, g), 1 (t + 4, g);  an 8 x 16 fragment of B is two of them.
+// Each function returns the byte addresses of the 4 warp-wide loads of one fragment at
+// (row0, col0) of a row-major float array with leading dimension ld.
+inline std::vector<std::vector<uint32_t>> tf32_fragment_a_loads(int row0, int col0, int ld) {
+  std::vector<std::vector<uint32_t>> loads(4, std::vector<uint32_t>(32));
+  for (int reg = 0; reg < 4; ++reg)
+    for (int lane = 0; lane < 32; ++lane) {
+      const int row = row0 + lane / 4 + 8 * (reg % 2), col = col0 + lane % 4 + 4 * (reg / 2);
+      loads[reg][lane] = static_cast<uint32_t>((row * ld + col) * 4);
+    }
+  return loads;
+}
+inline std::vector<std::vector<uint32_t>> tf32_fragment_b_loads(int row0, int col0, int ld) {
+  std::vector<std::vector<uint32_t>> loads(4, std::vector<uint32_t>(32));
+  for (int reg = 0; reg < 4; ++reg)  // registers 0, 1: columns 0..7; 2, 3: columns 8..15
+    for (int lane = 0; lane < 32; ++lane) {
+      const int row = row0 + lane % 4 + 4 * (reg % 2), col = col0 + lane / 4 + 8 * (reg / 2);
+      loads[reg][lane] = static_cast<uint32_t>((row * ld + col) * 4);
+    }
+  return loads;
 }
 
 }  // namespace hg::cuda::gemm

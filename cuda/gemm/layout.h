@@ -7,9 +7,15 @@
 // Thread and block indices are passed in as plain ints (tx = threadIdx.x, bx = blockIdx.x,
 // bdx = blockDim.x, t = flat thread index in the block), so the same functions run on the CPU.
 //
-// Sections:  01 naive · 02 coalesced · 03 shared tiled · 04 register blocked ·
-//            05 WMMA one warp · 06/07 WMMA block tiles with skewed shared memory
+// Sections:  launch limits (64-bit offsets, grid.y, row slabs) · 01 naive · 02 coalesced ·
+//            03 shared tiled · 04 register blocked · 05 WMMA one warp · 06 WMMA block tiles ·
+//            07 the skew · 08 (07's tiles, two buffers)
 #include "cuda/runtime/hd.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
 
 namespace hg::cuda::gemm {
 
@@ -19,6 +25,46 @@ struct Coord {
 
 HG_HD int ceil_div(int a, int b) { return (a + b - 1) / b; }
 HG_HD int round_up(int a, int b) { return ceil_div(a, b) * b; }
+
+// ---- launch limits ----------------------------------------------------------------------------
+// Element (row, col) of a row-major matrix with leading dimension ld, as a 64-bit offset. The
+// tensor-core rungs run on zero-padded copies whose sizes are rounded up to whole tiles: a
+// matrix that fits 32-bit indexing (M = 65,537 by K = 32,767 has 2,147,450,879 elements) can
+// stop fitting once padded (65,664 x 32,768 = 2,151,677,952 > 2^31 - 1), so the kernels form
+// every global offset in 64 bits.
+HG_HD size_t gmem_offset(int row, int ld, int col) { return size_t(row) * size_t(ld) + size_t(col); }
+
+// Every dimension of a padded launch is still an int: M rounded up to a multiple of `tile`
+// must not pass 2^31 - 1.
+inline bool padded_dim_fits(int64_t n, int tile) { return n >= 1 && n <= int64_t(0x7fffffff) - (tile - 1); }
+
+// A launch's grid: x walks the column tiles, y the row tiles. CUDA caps gridDim.y at 65,535
+// (gridDim.x at 2^31 - 1), so one launch covers at most 65,535 tiles of rows: 1,048,560 rows
+// for 16-row tiles (rung 05), 8,388,480 for 128-row tiles. A taller C is split into row slabs
+// (row_slab, below) by the caller: cuda/gemm/matmul.cu does.
+constexpr int64_t kMaxGridY = 65535;
+struct GridSize {
+  unsigned x, y;
+};
+inline GridSize gemm_grid(int64_t col_tiles, int64_t row_tiles, const char* rung) {
+  if (row_tiles > kMaxGridY || col_tiles > int64_t(0x7fffffff))
+    throw std::length_error(std::string(rung) + ": C needs a grid of " + std::to_string(col_tiles) + " x " +
+                            std::to_string(row_tiles) + " tiles; CUDA allows at most 2^31 - 1 x 65535 "
+                            "(split C into row slabs: cuda/gemm/matmul.cu does)");
+  return {unsigned(col_tiles), unsigned(row_tiles)};
+}
+// The rows that fit one launch when a row tile is `tile_rows` tall.
+constexpr int64_t max_rows_per_launch(int tile_rows) { return kMaxGridY * tile_rows; }
+// Row slabs of C = A·B: rows [first, first + rows) of A and C are contiguous in row-major
+// storage, and their product needs only those rows, so a tall product is a loop of slabs.
+struct RowSlab {
+  int64_t first, rows;
+};
+inline RowSlab row_slab(int64_t s, int64_t M, int64_t slab_rows) {
+  const int64_t first = s * slab_rows;
+  return {first, M - first < slab_rows ? M - first : slab_rows};
+}
+inline int64_t row_slab_count(int64_t M, int64_t slab_rows) { return (M + slab_rows - 1) / slab_rows; }
 
 // ---- 01 naive: x -> row -------------------------------------------------------------------
 // The first idea anyone writes: threadIdx.x walks down the rows. The 32 lanes of a warp then
@@ -70,58 +116,93 @@ HG_HD Coord rung04_b_load(int t, int p) {
 }
 
 // ---- 05 WMMA, one warp per 16 x 16 tile ----------------------------------------------------
-constexpr int kWmma = 16;  // fragment shape 16 x 16 x 16 (F16 inputs, F32 accumulator)
+// A fragment of C is 16 x 16 (F32). Along K a fragment of A and B spans 16 elements for the
+// 16-bit formats (F16, BF16: shape 16x16x16) and 8 for TF32 (shape 16x16x8), 32 bytes of a row
+// either way.
+constexpr int kWmma = 16;
 // Block (bx, by) holds one warp, which computes C[by*16 .. +16][bx*16 .. +16].
 HG_HD Coord rung05_tile(int bx, int by) { return {by * kWmma, bx * kWmma}; }
 
-// ---- 06 / 07 WMMA block tiles, skewed shared memory -----------------------------------------
-// A block of 8 warps computes a 128 x 128 tile of C, stepping BK = 32 along K. The warps form
-// a 2 x 4 grid; each warp owns a 64 x 32 sub-tile = 4 x 2 fragments of 16 x 16.
+// ---- 06 WMMA block tiles: the tensor-core counterpart of rung 04 ----------------------------
+// A block of 8 warps computes a 128 x 128 tile of C. The warps form a 2 x 4 grid; each warp
+// owns a 64 x 32 sub-tile = 4 x 2 fragments of 16 x 16. At each step along K the block copies a
+// 128 x BK tile of A and a BK x 128 tile of B into shared memory, 16 bytes per copy.
 //
-// Shared memory holds the A tile (128 x 32 halves) and the B tile (32 x 128 halves), each row
-// padded by SKEW = 8 halves (16 bytes). Why: a fragment load (load_matrix_sync compiles to
-// ldmatrix on sm_75+) reads, per phase, eight 16-byte rows of one 8 x 8 sub-matrix. Shared
-// memory has 32 banks of 4 bytes, i.e. eight 16-byte bank groups per 128 bytes. Unskewed, a row
-// of A is 64 bytes, so rows r and r+2 start in the same bank group: a 4-way conflict; rows of
-// B are 256 bytes: all eight rows in the same group, 8-way. With the skew the row strides are
-// 80 and 272 bytes = 5 and 17 groups; 5 and 17 are odd, so eight consecutive rows land in
-// eight different groups: conflict-free. (A skew of 16 halves would give 96 and 288 bytes =
-// 6 and 18 groups, even, hence 2-way conflicts.) The skew also keeps every fragment pointer
-// 256-bit aligned as load_matrix_sync requires: fragments start at rows multiple of 16, and
-// 16 rows x 80 bytes = 1280 bytes, a multiple of 32.
-struct Rung06 {
-  static constexpr int BM = 128, BN = 128, BK = 32;
+// E is the size of an element of A and B in bytes: 2 for F16 and BF16, 4 for TF32 (F32
+// storage). A step along K covers 64 bytes of each row of A whatever the format, so BK is 32
+// halves or 16 floats, each tile holds 512 copies of 16 bytes (2 per thread), and the shared
+// memory of a tile pair is the same 16 KB.
+template <int E>
+struct WmmaTiles {
+  static constexpr int kElemBytes = E;
+  static constexpr int BM = 128, BN = 128, BK = 64 / E;
   static constexpr int kWarps = 8, kThreads = kWarps * 32;
   static constexpr int WM = 64, WN = 32;                       // warp tile
   static constexpr int FM = WM / kWmma, FN = WN / kWmma;       // 4 x 2 fragments per warp
-  static constexpr int SKEW = 8;                               // halves
-  static constexpr int A_LD = BK + SKEW;                       // 40 halves = 80 bytes
-  static constexpr int B_LD = BN + SKEW;                       // 136 halves = 272 bytes
-  static constexpr int kChunk = 8;                             // halves per 16-byte copy
+  static constexpr int FK = 32 / E;                            // K of one fragment: 16 or 8
+  static constexpr int kChunk = 16 / E;                        // elements per 16-byte copy
+  static constexpr int kChunksPerRowB = BN / kChunk;           // 16 (halves) or 32 (floats)
+  static constexpr int kChunksPerThread = BM * BK / kChunk / kThreads;  // 2, for A and for B
 };
-// Top-left corner (tile-local) of fragment (i, j) of warp w.
-HG_HD Coord rung06_fragment(int warp, int i, int j) {
-  return {(warp / 4) * Rung06::WM + i * kWmma, (warp % 4) * Rung06::WN + j * kWmma};
+// Rung 06: the tiles unpadded, row after row.
+template <int E>
+struct Rung06 : WmmaTiles<E> {
+  static constexpr int A_LD = WmmaTiles<E>::BK;                // 64 bytes
+  static constexpr int B_LD = WmmaTiles<E>::BN;                // 256 or 512 bytes
+};
+// Rung 07 (and 08): every row padded by a skew, so that the rows a fragment load reads at
+// once fall in different banks (shared memory: 32 banks of 4 bytes = eight 16-byte groups per
+// 128 bytes).
+//   A: rows of 64 bytes start in bank groups 0, 4, 0, 4, ...; padded by one 16-byte group to
+//      80 bytes = 5 groups (odd), eight consecutive rows start in eight different groups.
+//   B: rows of 256 bytes (halves) or 512 bytes (floats) all start in group 0; padded by 8
+//      elements to 272 bytes = 17 groups (odd: the same argument) for halves, and to 544 bytes
+//      = 136 words for floats, which puts rows k, k+1, k+2, k+3 8 banks apart: a TF32 fragment
+//      load reads 8 consecutive words of 4 such rows at once, 32 different banks.
+// Why these and not others is checked access by access in tests/unit/test_cuda_gemm_layout.cpp
+// (a skew of 16 halves gives 96 and 288 bytes = 6 and 18 groups, even: 2-way conflicts).
+// The skew also keeps every fragment pointer 32-byte aligned (load_matrix_sync needs it):
+// fragments start at rows that are multiples of 16 (A: 16 x 80 bytes) or of FK (B: 8 x 544 or
+// 16 x 272 bytes), all multiples of 32.
+template <int E>
+struct Rung07 : WmmaTiles<E> {
+  static constexpr int SKEW_A = 16 / E, SKEW_B = 8;            // elements
+  static constexpr int A_LD = WmmaTiles<E>::BK + SKEW_A;       // 80 bytes
+  static constexpr int B_LD = WmmaTiles<E>::BN + SKEW_B;       // 272 (halves) or 544 (floats) bytes
+};
+
+// Top-left corner (tile-local) of fragment (i, j) of warp w (the same for every format).
+HG_HD Coord wmma_fragment(int warp, int i, int j) {
+  return {(warp / 4) * WmmaTiles<2>::WM + i * kWmma, (warp % 4) * WmmaTiles<2>::WN + j * kWmma};
 }
-// Shared-memory index (in halves) of element (row, col) of a tile with leading dimension ld.
+// Shared-memory index (in elements) of element (row, col) of a tile with leading dimension ld.
 HG_HD int smem_index(int row, int col, int ld) { return row * ld + col; }
 
-// Copying the A tile: 128 rows x 4 chunks of 16 bytes = 512 chunks, 2 per thread (p = 0, 1).
-// A 16-byte store by a warp is served in 4 phases of 8 lanes. If lanes 0..7 took the chunks of
-// rows r and r+1 (row by row), row r+1's last chunk would start at 80 + 48 = 128 bytes: the
-// same bank group as row r's first chunk, a 2-way conflict. So lanes walk *down* a column of
-// chunks: lanes 0..7 copy chunk column 0 of rows 0..7 (groups 0,5,2,7,4,1,6,3: all different),
-// lanes 8..15 column 1, and so on. In global memory a warp still reads 8 whole 64-byte row
-// pieces, i.e. full 32-byte sectors.
+// Copying the tiles: 512 chunks of 16 bytes per tile, chunk q = t + 256p for p = 0, 1.
+// A 16-byte store by a warp is served in 4 phases of 8 lanes.
+// Rung 06, A: row after row, 4 chunks per row. Lanes 0..7 copy rows r and r + 1: byte offsets
+// 0, 16, ..., 112 of the unpadded tile, eight different bank groups.
+template <int E>
 HG_HD Coord rung06_a_chunk(int t, int p) {
-  const int q = t + Rung06::kThreads * p;                  // chunk number 0..511
-  return {q % 8 + 8 * (q / 32), ((q / 8) % 4) * Rung06::kChunk};
+  const int q = t + WmmaTiles<E>::kThreads * p;
+  return {q / 4, (q % 4) * WmmaTiles<E>::kChunk};
 }
-// Copying the B tile: 32 rows x 16 chunks = 512 chunks, row by row (lanes 0..7 copy 8
-// consecutive chunks of one row: groups r+0 .. r+7 mod 8, all different).
-HG_HD Coord rung06_b_chunk(int t, int p) {
-  const int q = t + Rung06::kThreads * p;
-  return {q / 16, (q % 16) * Rung06::kChunk};
+// Rung 07, A: in the skewed tile the row-by-row map would put row r+1's last chunk at
+// 80 + 48 = 128 bytes, the bank group of row r's first chunk: a 2-way conflict. So lanes walk
+// *down* a column of chunks: lanes 0..7 copy chunk column 0 of rows 0..7 (groups 0,5,2,7,4,1,6,3:
+// all different), lanes 8..15 column 1, and so on. In global memory a warp still reads 8 whole
+// 64-byte row pieces, i.e. full 32-byte sectors.
+template <int E>
+HG_HD Coord rung07_a_chunk(int t, int p) {
+  const int q = t + WmmaTiles<E>::kThreads * p;
+  return {q % 8 + 8 * (q / 32), ((q / 8) % 4) * WmmaTiles<E>::kChunk};
+}
+// B (every rung): row after row; lanes 0..7 copy 8 consecutive chunks of one row (8 different
+// bank groups, with or without the skew).
+template <int E>
+HG_HD Coord wmma_b_chunk(int t, int p) {
+  const int q = t + WmmaTiles<E>::kThreads * p;
+  return {q / WmmaTiles<E>::kChunksPerRowB, (q % WmmaTiles<E>::kChunksPerRowB) * WmmaTiles<E>::kChunk};
 }
 
 }  // namespace hg::cuda::gemm

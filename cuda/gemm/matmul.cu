@@ -1,21 +1,28 @@
-// matmul.h: pick a rung (or cuBLAS) and handle transposed operands.
+// matmul.h: pick a rung (or cuBLAS), handle transposed operands and tall matrices.
 //
 // The cuBLAS handle is created on first use and kept for the life of the process (creating
-// one costs milliseconds and allocates workspace, too much per call). It is the one piece of
-// hidden state here, and it is only touched under --gemm cublas.
+// one costs milliseconds and allocates workspace, too much per call). It and the two switches
+// (backend, TF32) are the hidden state here; the switches are set once, from the command line.
 #include "cuda/gemm/ladder.h"
+#include "cuda/gemm/layout.h"
 #include "cuda/gemm/matmul.h"
+#include "cuda/gemm/wmma_format.cuh"
+#include "cuda/ops/optim.h"
 #include "cuda/ops/transpose.h"
 #include "cuda/runtime/check.h"
 #include "cuda/runtime/device.h"
 #include "cuda/runtime/memory.h"
 
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <mutex>
 
 namespace hg::cuda {
 namespace {
 
-GemmBackend g_backend = GemmBackend::Ladder;
+std::atomic<GemmBackend> g_backend{GemmBackend::Ladder};
+std::atomic<bool> g_allow_tf32{false};
 
 cublasHandle_t cublas_handle() {
   static std::once_flag once;
@@ -24,55 +31,98 @@ cublasHandle_t cublas_handle() {
   return handle;
 }
 
-// A row-major (rows, cols) operand, transposed into a temporary when asked: returns the
-// pointer to use and sets `owned` to the temporary to free afterwards.
+// Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ (see 00_cublas.cu).
+void cublas_gemm(bool ta, bool tb, int M, int N, int K, const void* A, const void* B, cudaDataType in,
+                 cublasComputeType_t compute, float* C) {
+  const float alpha = 1.0f, beta = 0.0f;
+  HG_CUBLAS_CHECK(cublasGemmEx(cublas_handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M,
+                               K, &alpha, B, in, tb ? K : N, A, in, ta ? M : K, &beta, C, CUDA_R_32F, N, compute,
+                               CUBLAS_GEMM_DEFAULT));
+}
+
+// A row-major (rows, cols) operand X, transposed into a temporary when asked: X is pointed at
+// the temporary, which the returned DeviceTemp owns (freed at the caller's closing brace).
 template <class T>
-const T* untransposed(const T* X, bool trans, int rows, int cols, Dtype dt, void*& owned) {
-  owned = nullptr;
-  if (!trans) return X;
-  owned = device_malloc(size_t(rows) * cols * sizeof(T));
-  transpose(dt, X, cols, rows, owned);  // stored (cols, rows) -> (rows, cols)
-  return static_cast<const T*>(owned);
+DeviceTemp untranspose(const T*& X, bool trans, int rows, int cols, Dtype dt) {
+  if (!trans) return DeviceTemp();
+  DeviceTemp t(size_t(rows) * cols * sizeof(T));
+  transpose(dt, X, cols, rows, t.get());  // stored (cols, rows) -> (rows, cols)
+  X = t.as<const T>();
+  return t;
+}
+
+// rung(M, N, K, A, B, C) on untransposed operands, in row slabs that each fit one launch's
+// grid. Every rung matmul uses has 128-row block tiles.
+template <class T, class Rung>
+void ladder_gemm(bool ta, bool tb, int M, int N, int K, const T* A, const T* B, float* C, Dtype dt, Rung rung) {
+  static_assert(gemm::Rung04::BM == 128 && gemm::WmmaTiles<2>::BM == 128, "slab height assumes 128-row tiles");
+  DeviceTemp ta_tmp = untranspose(A, ta, M, K, dt);
+  DeviceTemp tb_tmp = untranspose(B, tb, K, N, dt);
+  constexpr int64_t kSlabRows = gemm::max_rows_per_launch(128);
+  for (int64_t s = 0; s < gemm::row_slab_count(M, kSlabRows); ++s) {
+    const gemm::RowSlab r = gemm::row_slab(s, M, kSlabRows);
+    rung(int(r.rows), N, K, A + r.first * K, B, C + r.first * N);
+  }
+}
+
+void note_once(std::once_flag& flag, const char* text) {
+  std::call_once(flag, [text] { std::fprintf(stderr, "%s\n", text); });
 }
 
 }  // namespace
+
 
 void set_gemm_backend(GemmBackend backend) { g_backend = backend; }
 GemmBackend gemm_backend() { return g_backend; }
 const char* gemm_backend_name(GemmBackend backend) { return backend == GemmBackend::Ladder ? "ladder" : "cublas"; }
 
-void matmul_f32(bool trans_a, bool trans_b, int M, int N, int K, const float* A, const float* B, float* C) {
+void set_allow_tf32(bool allow) { g_allow_tf32 = allow; }
+bool allow_tf32() { return g_allow_tf32; }
+
+void matmul_f32(bool ta, bool tb, int M, int N, int K, const float* A, const float* B, float* C) {
+  bool tf32 = g_allow_tf32;
+  if (tf32 && !gemm::has_tensor_cores<float>()) {
+    static std::once_flag once;
+    note_once(once, "note: TF32 needs tensor cores of sm_80 or newer; F32 matmuls on this GPU stay true F32");
+    tf32 = false;
+  }
   if (g_backend == GemmBackend::Cublas) {
-    // Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ (see 00_cublas.cu).
-    const float alpha = 1.0f, beta = 0.0f;
-    HG_CUBLAS_CHECK(cublasSgemm(cublas_handle(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                N, M, K, &alpha, B, trans_b ? K : N, A, trans_a ? M : K, &beta, C, N));
+    cublas_gemm(ta, tb, M, N, K, A, B, CUDA_R_32F, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, C);
     return;
   }
-  void *ta, *tb;
-  const float* a = untransposed(A, trans_a, M, K, Dtype::F32, ta);
-  const float* b = untransposed(B, trans_b, K, N, Dtype::F32, tb);
-  gemm::gemm_04_register_blocked(M, N, K, a, b, C);
-  device_free(ta);  // freed blocks are reused only by later work on the same stream: safe
-  device_free(tb);
+  if (tf32) ladder_gemm(ta, tb, M, N, K, A, B, C, Dtype::F32, gemm::gemm_08_wmma_cp_async_double_buffered<float>);
+  else ladder_gemm(ta, tb, M, N, K, A, B, C, Dtype::F32, gemm::gemm_04_register_blocked);
 }
 
-void matmul_f16(bool trans_a, bool trans_b, int M, int N, int K, const __half* A, const __half* B, float* C) {
+void matmul_f16(bool ta, bool tb, int M, int N, int K, const __half* A, const __half* B, float* C) {
   if (g_backend == GemmBackend::Cublas) {
-    const float alpha = 1.0f, beta = 0.0f;
-    HG_CUBLAS_CHECK(cublasGemmEx(cublas_handle(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                 N, M, K, &alpha, B, CUDA_R_16F, trans_b ? K : N, A, CUDA_R_16F, trans_a ? M : K, &beta,
-                                 C, CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    cublas_gemm(ta, tb, M, N, K, A, B, CUDA_R_16F, CUBLAS_COMPUTE_32F, C);
     return;
   }
-  void *ta, *tb;
-  const __half* a = untransposed(A, trans_a, M, K, Dtype::F16, ta);
-  const __half* b = untransposed(B, trans_b, K, N, Dtype::F16, tb);
   static const bool has_cp_async = device_info(0).cp_async();
-  if (has_cp_async) gemm::gemm_07_wmma_cp_async_double_buffered(M, N, K, a, b, C);
-  else gemm::gemm_06_wmma_block_tiled_skewed(M, N, K, a, b, C);
-  device_free(ta);
-  device_free(tb);
+  if (has_cp_async) ladder_gemm(ta, tb, M, N, K, A, B, C, Dtype::F16, gemm::gemm_08_wmma_cp_async_double_buffered<__half>);
+  else ladder_gemm(ta, tb, M, N, K, A, B, C, Dtype::F16, gemm::gemm_07_wmma_skewed<__half>);
+}
+
+void matmul_bf16(bool ta, bool tb, int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
+  if (!gemm::has_tensor_cores<__nv_bfloat16>()) {
+    // Widen to F32 (exact) and multiply in true F32: every BF16 product is exact in F32, so
+    // these are the numbers of a BF16 tensor core, summed in another order.
+    static std::once_flag once;
+    note_once(once, "note: BF16 tensor cores need sm_80 or newer; BF16 matmuls on this GPU run in F32 (same values, slower)");
+    const size_t a_n = size_t(M) * K, b_n = size_t(K) * N;
+    DeviceTemp a32(a_n * sizeof(float)), b32(b_n * sizeof(float));
+    cast(Dtype::BF16, A, Dtype::F32, a32.get(), int64_t(a_n));
+    cast(Dtype::BF16, B, Dtype::F32, b32.get(), int64_t(b_n));
+    // (true F32 even when TF32 is allowed: a GPU without BF16 tensor cores has no TF32 ones)
+    matmul_f32(ta, tb, M, N, K, a32.as<const float>(), b32.as<const float>(), C);
+    return;
+  }
+  if (g_backend == GemmBackend::Cublas) {
+    cublas_gemm(ta, tb, M, N, K, A, B, CUDA_R_16BF, CUBLAS_COMPUTE_32F, C);
+    return;
+  }
+  ladder_gemm(ta, tb, M, N, K, A, B, C, Dtype::BF16, gemm::gemm_08_wmma_cp_async_double_buffered<__nv_bfloat16>);
 }
 
 }  // namespace hg::cuda

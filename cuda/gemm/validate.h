@@ -10,6 +10,11 @@
 //     of Numerical Algorithms", eq. 3.5):  |computed - exact| <= gamma_K * sum_k |a_k b_k|,
 //     gamma_K = K u / (1 - K u), u = 2^-24. Products of F16 (or F32 * F32 with an FMA) are
 //     formed exactly or with one rounding; we use gamma_{K+1} to cover the latter.
+//     Tensor cores: the reference is the F64 sum of the products of the operands *as the
+//     format sees them* (F16/BF16 values, or F32 rounded to TF32), and u = 2^-23: measurements
+//     on V100, T4 and A100 (Fasi, Higham, Mikaitis, Pranesh, "Numerical behavior of NVIDIA
+//     tensor cores", PeerJ CS 2021) found that the tensor cores' adder truncates instead of
+//     rounding to nearest, which can cost a whole unit in the last place per addition.
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -54,11 +59,18 @@ inline EntryRef reference_entry(const float* A, const float* B, int N, int K, in
   return r;
 }
 
-// Worst-case error of an F32 dot product of length K (see the top of this file).
-inline double f32_dot_error_bound(int K, double abs_sum) {
-  const double u = std::ldexp(1.0, -24);
+// Worst-case error of a dot product of length K summed in F32 with unit roundoff u.
+inline double dot_error_bound(int K, double abs_sum, double u) {
   const double n = K + 1.0;
   return n * u / (1.0 - n * u) * abs_sum;
 }
+// ... rounding to nearest (SIMT F32 code, the CPU): u = 2^-24.
+inline double f32_dot_error_bound(int K, double abs_sum) { return dot_error_bound(K, abs_sum, 0x1p-24); }
+// ... on the tensor cores (see the top of this file): u = 2^-23.
+inline double tensor_core_dot_error_bound(int K, double abs_sum) { return dot_error_bound(K, abs_sum, 0x1p-23); }
+// cuBLAS's TF32 mode rounds the F32 operands to TF32 in a way it does not document (to nearest,
+// or by dropping bits): each operand is then within 2^-10 of itself (relative), and a product
+// of two within 2^-9 + 2^-20. Added to the bound when the reference uses the unrounded F32 values.
+inline double tf32_operand_rounding_bound(double abs_sum) { return (0x1p-9 + 0x1p-20) * abs_sum; }
 
 }  // namespace hg::cuda::gemm

@@ -1,6 +1,6 @@
-// im2col / col2im and pooling (conv.h). One thread per output element; the backward passes
-// gather (each input pixel loops over the windows that cover it) rather than scatter with
-// atomics, so results are deterministic.
+// im2col / col2im over a batch, the axis swaps around the GEMM, and pooling (conv.h). One
+// thread per output element; the backward passes gather (each input pixel loops over the
+// windows that cover it) rather than scatter with atomics, so results are deterministic.
 #include "cuda/ops/conv.h"
 #include "cuda/ops/kernel_common.cuh"
 
@@ -9,20 +9,21 @@
 namespace hg::cuda {
 
 template <class T>
-__global__ void im2col_kernel(const T* x, ConvGeometry g, T* cols, int64_t ld_cols) {
-  const int64_t P = g.positions();
-  HG_GRID_STRIDE(e, g.patch() * P) {  // e = r·P + q: consecutive threads, consecutive q
-    const int64_t r = e / P, q = e % P;
-    int64_t c, h, w;
-    store(cols, r * ld_cols + q, im2col_source(g, r, q, c, h, w) ? load(x, (c * g.H + h) * g.W + w) : 0.0f);
+__global__ void im2col_kernel(const T* x, int64_t N, ConvGeometry g, T* cols) {
+  const int64_t NP = N * g.positions(), image = g.C * g.H * g.W;
+  HG_GRID_STRIDE(e, g.patch() * NP) {  // e = r·NP + col: consecutive threads, consecutive columns
+    const int64_t r = e / NP, col = e % NP;
+    int64_t n, c, h, w;
+    const bool inside = im2col_batch_source(g, r, col, n, c, h, w);
+    store(cols, e, inside ? load(x, n * image + (c * g.H + h) * g.W + w) : 0.0f);
   }
 }
 
 template <class T>
-__global__ void col2im_kernel(const T* cols, ConvGeometry g, int64_t ld_cols, T* x) {
-  const int64_t OW = g.out_w();
-  HG_GRID_STRIDE(e, g.C * g.H * g.W) {
-    const int64_t w = e % g.W, h = (e / g.W) % g.H, c = e / (g.W * g.H);
+__global__ void col2im_kernel(const T* cols, int64_t N, ConvGeometry g, T* x) {
+  const int64_t OW = g.out_w(), P = g.positions(), NP = N * P;
+  HG_GRID_STRIDE(e, N * g.C * g.H * g.W) {
+    const int64_t w = e % g.W, h = (e / g.W) % g.H, c = (e / (g.W * g.H)) % g.C, n = e / (g.W * g.H * g.C);
     int64_t oh0, oh1, ow0, ow1;
     covering_windows(h, g.KH, g.stride_h, g.pad_h, g.out_h(), oh0, oh1);
     covering_windows(w, g.KW, g.stride_w, g.pad_w, OW, ow0, ow1);
@@ -30,9 +31,22 @@ __global__ void col2im_kernel(const T* cols, ConvGeometry g, int64_t ld_cols, T*
     for (int64_t oh = oh0; oh <= oh1; ++oh)
       for (int64_t ow = ow0; ow <= ow1; ++ow) {
         const int64_t kh = h + g.pad_h - oh * g.stride_h, kw = w + g.pad_w - ow * g.stride_w;  // in [0, K)
-        acc += load(cols, ((c * g.KH + kh) * g.KW + kw) * ld_cols + oh * OW + ow);
+        acc += load(cols, ((c * g.KH + kh) * g.KW + kw) * NP + n * P + oh * OW + ow);
       }
     store(x, e, acc);
+  }
+}
+
+template <class T>
+__global__ void swap01_kernel(const T* x, int64_t A, int64_t B, int64_t C, T* y) {
+  HG_GRID_STRIDE(j, A * B * C) y[j] = x[swap01_source(j, A, B, C)];
+}
+
+template <class T>
+__global__ void conv_output_kernel(const float* acc, const float* bias, int64_t N, int64_t F, int64_t P, T* y) {
+  HG_GRID_STRIDE(j, N * F * P) {  // y (N, F, P) from acc (F, N, P)
+    const int64_t f = (j / P) % F;
+    store(y, j, acc[swap01_source(j, N, F, P)] + (bias ? bias[f] : 0.0f));
   }
 }
 
@@ -104,17 +118,31 @@ __global__ void avg_pool_backward_kernel(const float* dy, int64_t N, ConvGeometr
   }
 }
 
-void im2col(Dtype dt, const void* x, const ConvGeometry& g, void* cols, int64_t ld_cols) {
-  const int64_t n = g.patch() * g.positions();
+void im2col(Dtype dt, const void* x, int64_t N, const ConvGeometry& g, void* cols) {
+  const int64_t n = g.patch() * N * g.positions();
   if (n <= 0) return;
-  HG_DISPATCH(dt, T, im2col_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(x), g, static_cast<T*>(cols), ld_cols));
+  HG_DISPATCH(dt, T, im2col_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(x), N, g, static_cast<T*>(cols)));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void col2im(Dtype dt, const void* cols, const ConvGeometry& g, int64_t ld_cols, void* x) {
-  const int64_t n = g.C * g.H * g.W;
+void col2im(Dtype dt, const void* cols, int64_t N, const ConvGeometry& g, void* x) {
+  const int64_t n = N * g.C * g.H * g.W;
   if (n <= 0) return;
-  HG_DISPATCH(dt, T, col2im_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(cols), g, ld_cols, static_cast<T*>(x)));
+  HG_DISPATCH(dt, T, col2im_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(cols), N, g, static_cast<T*>(x)));
+  HG_CUDA_CHECK(cudaGetLastError());
+}
+
+void swap01(Dtype dt, const void* x, int64_t A, int64_t B, int64_t C, void* y) {
+  const int64_t n = A * B * C;
+  if (n <= 0) return;
+  HG_DISPATCH(dt, T, swap01_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(x), A, B, C, static_cast<T*>(y)));
+  HG_CUDA_CHECK(cudaGetLastError());
+}
+
+void conv_output(const float* acc, const float* bias, int64_t N, int64_t F, int64_t P, Dtype dt, void* y) {
+  const int64_t n = N * F * P;
+  if (n <= 0) return;
+  HG_DISPATCH(dt, T, conv_output_kernel<T><<<launch_1d(n), kThreads>>>(acc, bias, N, F, P, static_cast<T*>(y)));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -10,29 +10,19 @@ template <class T>
 __global__ void sgd_kernel(T* p, const T* grad, float* buf, int64_t n, float lr, float momentum, float dampening,
                            float wd, bool nesterov, bool first) {
   HG_GRID_STRIDE(i, n) {
-    const float pi = load(p, i);
-    float g = load(grad, i) + wd * pi;
-    if (momentum != 0.0f) {
-      const float b = first ? g : momentum * buf[i] + (1.0f - dampening) * g;
-      buf[i] = b;
-      g = nesterov ? g + momentum * b : b;
-    }
-    store(p, i, pi - lr * g);
+    float b = momentum != 0.0f ? buf[i] : 0.0f;
+    store(p, i, sgd_update(load(p, i), load(grad, i), b, lr, momentum, dampening, wd, nesterov, first));
+    if (momentum != 0.0f) buf[i] = b;
   }
 }
 
 template <class T>
-__global__ void adam_kernel(T* p, const T* grad, float* m, float* v, int64_t n, float lr, float b1, float b2, float eps,
-                            float wd, bool decoupled, float bc1, float bc2) {
+__global__ void adam_kernel(T* p, const T* grad, float* m, float* v, int64_t n, AdamScalars s) {
   HG_GRID_STRIDE(i, n) {
-    float pi = load(p, i), g = load(grad, i);
-    if (decoupled) pi *= 1.0f - lr * wd;
-    else g += wd * pi;
-    const float mi = b1 * m[i] + (1.0f - b1) * g;
-    const float vi = b2 * v[i] + (1.0f - b2) * g * g;
+    float mi = m[i], vi = v[i];
+    store(p, i, adam_update(load(p, i), load(grad, i), mi, vi, s));
     m[i] = mi;
     v[i] = vi;
-    store(p, i, pi - lr * (mi / bc1) / (sqrtf(vi / bc2) + eps));
   }
 }
 
@@ -53,10 +43,18 @@ void adam_step(Dtype dt, void* param, const void* grad, float* m, float* v, int6
                float beta2, float eps, float weight_decay, bool decoupled, int64_t step) {
   if (n == 0) return;
   if (step < 1) throw std::invalid_argument("adam_step: step counts from 1");
-  // Bias corrections in double on the host: β^t for large t underflows gracefully to 0.
-  const float bc1 = float(1.0 - std::pow(double(beta1), double(step)));
-  const float bc2 = float(1.0 - std::pow(double(beta2), double(step)));
-  HG_DISPATCH(dt, T, adam_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<T*>(param), static_cast<const T*>(grad), m, v, n, lr, beta1, beta2, eps, weight_decay, decoupled, bc1, bc2));
+  // The scalars in double on the host, as the CPU optimizer (β^t for large t underflows to 0).
+  const double t = double(step);
+  AdamScalars s;
+  s.beta1 = beta1;
+  s.beta2 = beta2;
+  s.eps = eps;
+  s.weight_decay = weight_decay;
+  s.step_size = float(double(lr) / (1.0 - std::pow(double(beta1), t)));
+  s.bc2_sqrt = float(std::sqrt(1.0 - std::pow(double(beta2), t)));
+  s.decay = float(1.0 - double(lr) * double(weight_decay));
+  s.decoupled = decoupled;
+  HG_DISPATCH(dt, T, adam_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<T*>(param), static_cast<const T*>(grad), m, v, n, s));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 

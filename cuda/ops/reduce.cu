@@ -52,13 +52,12 @@ __global__ void sum_dim_backward_kernel(const T* dy, int64_t outer, int64_t d, i
 
 void sum_all(Dtype dt, const void* x, int64_t n, void* y, float scale) {
   const int blocks = static_cast<int>(n <= 0 ? 1 : std::min<int64_t>(kSumBlocks, (n + kThreads - 1) / kThreads));
-  auto* partial = static_cast<float*>(device_malloc(blocks * sizeof(float)));
+  DeviceTemp partial(blocks * sizeof(float));  // freed at the closing brace, after the launches
   HG_DISPATCH(dt, T, {
-    partial_sums_kernel<T><<<blocks, kThreads>>>(static_cast<const T*>(x), n, partial);
-    final_sum_kernel<T><<<1, 1024>>>(partial, blocks, static_cast<T*>(y), scale);
+    partial_sums_kernel<T><<<blocks, kThreads>>>(static_cast<const T*>(x), n, partial.as<float>());
+    final_sum_kernel<T><<<1, 1024>>>(partial.as<float>(), blocks, static_cast<T*>(y), scale);
   });
   HG_CUDA_CHECK(cudaGetLastError());
-  device_free(partial);  // safe: the next kernel that reuses the block runs after these (same stream)
 }
 
 void sum_dim(Dtype dt, const void* x, int64_t outer, int64_t d, int64_t inner, void* y, float scale) {

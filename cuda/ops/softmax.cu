@@ -115,20 +115,18 @@ void softmax_backward(Dtype dt, const void* y, const void* dy, void* dx, int64_t
 
 void cross_entropy_forward(Dtype dt, const void* logits, const int32_t* targets, int64_t N, int64_t C, void* loss) {
   if (N <= 0 || C <= 0) throw std::invalid_argument("cross_entropy_forward: empty logits (N or C is 0)");
-  auto* rows = static_cast<float*>(device_malloc(N * sizeof(float)));  // (N) per-row losses, F32
-  HG_DISPATCH(dt, T, cross_entropy_rows_kernel<T><<<warp_blocks(N), kThreads>>>(static_cast<const T*>(logits), targets, N, C, rows));
+  DeviceTemp rows(N * sizeof(float));  // (N) per-row losses, F32; freed even when a launch throws
+  HG_DISPATCH(dt, T, cross_entropy_rows_kernel<T><<<warp_blocks(N), kThreads>>>(static_cast<const T*>(logits), targets, N, C, rows.as<float>()));
   HG_CUDA_CHECK(cudaGetLastError());
   // The mean over rows, F32 accumulation, rounded once to dt.
   if (dt == Dtype::F32) {
-    sum_all(Dtype::F32, rows, N, loss, 1.0f / float(N));
+    sum_all(Dtype::F32, rows.get(), N, loss, 1.0f / float(N));
   } else {
-    float* mean = static_cast<float*>(device_malloc(sizeof(float)));
-    sum_all(Dtype::F32, rows, N, mean, 1.0f / float(N));
-    HG_DISPATCH(dt, T, cast_one_kernel<T><<<1, 1>>>(mean, static_cast<T*>(loss)));
+    DeviceTemp mean(sizeof(float));
+    sum_all(Dtype::F32, rows.get(), N, mean.get(), 1.0f / float(N));
+    HG_DISPATCH(dt, T, cast_one_kernel<T><<<1, 1>>>(mean.as<float>(), static_cast<T*>(loss)));
     HG_CUDA_CHECK(cudaGetLastError());
-    device_free(mean);
   }
-  device_free(rows);
 }
 
 void cross_entropy_backward(Dtype dt, const void* logits, const int32_t* targets, const void* dloss, int64_t N,

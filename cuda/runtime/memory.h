@@ -17,6 +17,7 @@
 //   cached_bytes() bytes in freed blocks kept for reuse (held from the driver, not live)
 // All functions are thread-safe. Copies are synchronous (they return when the data is there).
 #include <cstddef>
+#include <utility>
 
 namespace hg::cuda {
 
@@ -33,5 +34,30 @@ size_t cached_bytes();                   // freed blocks kept for reuse
 void   empty_cache();                    // hand every cached block back to the driver
 void   device_memset_zero(void* p, size_t bytes);   // fill with zero bytes (0.0f, +0 half)
 size_t allocation_granularity();         // sizes are rounded up to a multiple of this (512)
+
+// A temporary device buffer that goes back to the allocator when it goes out of scope, also
+// when an exception passes through (a failed launch, a refused size):
+//   DeviceTemp cols(bytes);  kernel<<<...>>>(cols.as<float>());   // freed at the closing brace
+// Freeing right after the launches is safe: the block is reused only by later work on the same
+// (default) stream, which runs after them.
+class DeviceTemp {
+ public:
+  DeviceTemp() = default;
+  explicit DeviceTemp(size_t bytes) : p_(device_malloc(bytes)) {}
+  ~DeviceTemp() { device_free(p_); }
+  DeviceTemp(DeviceTemp&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  DeviceTemp& operator=(DeviceTemp&& o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  DeviceTemp(const DeviceTemp&) = delete;
+  DeviceTemp& operator=(const DeviceTemp&) = delete;
+  void* get() const { return p_; }
+  template <class T>
+  T* as() const { return static_cast<T*>(p_); }
+
+ private:
+  void* p_ = nullptr;
+};
 
 }  // namespace hg::cuda

@@ -1,9 +1,9 @@
 #include "framework/nn/module.h"
 
-#include <cstring>
 #include <stdexcept>
 
 #include "framework/autograd/grad_mode.h"
+#include "framework/ops/elementwise.h"
 
 namespace hg::nn {
 
@@ -137,14 +137,15 @@ void Module::load_state(const std::vector<NamedTensor>& source) {
       throw std::runtime_error("load_state: '" + name + "' has shape " +
                                shape_str(found->tensor.shape()) + " in the source but " +
                                shape_str(slot->shape()) + " in the model");
-    // Copy the values into the existing storage (so an optimizer that already holds this
-    // tensor sees the new values), converting dtype and device as needed.
-    Tensor src = found->tensor.detach().to(slot->dtype()).to(Device::CPU).contiguous();
-    if (slot->device() == Device::CPU && slot->is_contiguous()) {
-      std::memcpy(slot->raw_data(), src.raw_data(), src.nbytes());
-    } else {
-      bool grad = slot->requires_grad();
-      *slot = src.to(slot->device());
+    // Copy the values into the slot's own storage, on whatever device it lives, converting
+    // dtype and device as needed: an optimizer built before the load holds these very
+    // tensors, so it must see the new values in them (a new tensor in the slot would leave it
+    // stepping the old ones, which no backward reaches again).
+    if (slot->is_contiguous()) {
+      copy_(*slot, found->tensor.detach());
+    } else {  // a view as a parameter (no model here has one): replaced by a contiguous copy
+      const bool grad = slot->requires_grad();
+      *slot = found->tensor.detach().to(slot->dtype()).to(slot->device()).contiguous();
       if (grad) slot->requires_grad_(true);
     }
   }

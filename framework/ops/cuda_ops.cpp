@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -64,9 +65,8 @@ ConvGeometry conv_geometry(int64_t C, int64_t H, int64_t W, int64_t KH, int64_t 
   return g;
 }
 
-// C (M, N) F32 = op(A)·op(B) for A, B of dtype dt: F32 -> SIMT rung, F16 -> tensor-core rung;
-// BF16 is widened to F32 first (exact: a BF16 product fits in F32's 24 bits, so the numbers
-// are those of a BF16 tensor core with F32 accumulation).
+// C (M, N) F32 = op(A)·op(B) for A, B of dtype dt, on the path cuda/gemm/matmul.h picks:
+// F16 and BF16 on the tensor cores; F32 on the SIMT rung, or on TF32 tensor cores when allowed.
 void gemm_f32_out(Dtype dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const void* A,
                   const void* B, float* C) {
   if (M == 0 || N == 0) return;
@@ -88,14 +88,10 @@ void gemm_f32_out(Dtype dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, c
       matmul_f16(ta, tb, int(M), int(N), int(K), static_cast<const __half*>(A),
                  static_cast<const __half*>(B), C);
       return;
-    case Dtype::BF16: {
-      Tensor a32 = gpu_empty({M * K}, DType::F32), b32 = gpu_empty({K * N}, DType::F32);
-      cast(Dtype::BF16, A, Dtype::F32, a32.raw_data(), M * K);
-      cast(Dtype::BF16, B, Dtype::F32, b32.raw_data(), K * N);
-      matmul_f32(ta, tb, int(M), int(N), int(K), static_cast<const float*>(a32.raw_data()),
-                 static_cast<const float*>(b32.raw_data()), C);
+    case Dtype::BF16:
+      matmul_bf16(ta, tb, int(M), int(N), int(K), static_cast<const __nv_bfloat16*>(A),
+                  static_cast<const __nv_bfloat16*>(B), C);
       return;
-    }
   }
 }
 
@@ -365,76 +361,81 @@ Tensor gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const Tensor& A, 
 }
 
 // ---- convolution ----------------------------------------------------------------------------
-// The CPU engine's recipe, one image at a time (cuda/ops/conv.h):
-//   forward   cols (CKK, P) = im2col(x_n);  y_n (F, P) = W (F, CKK) · cols
-//   backward  dW += dY_n · colsᵀ;  dcols = Wᵀ · dY_n;  dx_n = col2im(dcols);  db = Σ_{n,p} dY
-// F32 and F16 inputs feed the GEMM directly (F16: the tensor-core rung, F32 accumulation);
-// BF16 is widened to F32 first. Results are F32, cast back to x's dtype at the end.
+// The CPU engine's recipe over the whole batch, one GEMM per convolution (cuda/ops/conv.h):
+//   forward   cols (CKK, N·P) = im2col(x);  Y' (F, N·P) = W · cols;  y = swap(Y') + b
+//   backward  dY' = swap(dy);  dW = dY' · colsᵀ;  dcols = Wᵀ · dY';  dx = col2im(dcols);  db = Σ dY
+// The columns and the GEMM operands keep x's dtype (F16 and BF16 on the tensor cores, F32 on
+// the SIMT rung or TF32); the GEMM accumulates in F32, and each result is rounded once to x's
+// dtype. A very large batch is split into a few GEMMs of many images (conv_images_per_gemm).
 
 namespace {
-// The dtype the columns and the GEMM operands are stored in.
-DType conv_work_dtype(DType t) { return t == DType::F16 ? DType::F16 : DType::F32; }
+const char* bytes_at(const Tensor& t, int64_t elements) {
+  return static_cast<const char*>(t.raw_data()) + elements * static_cast<int64_t>(dtype_size(t.dtype()));
+}
+char* bytes_at(Tensor& t, int64_t elements) {
+  return static_cast<char*>(t.raw_data()) + elements * static_cast<int64_t>(dtype_size(t.dtype()));
+}
 }  // namespace
 
-Tensor conv2d_forward(const Tensor& x_in, const Tensor& w_in, const Tensor& b, const Conv2dGeometry& s) {
-  need_gpu_contiguous("conv2d", x_in, "x");
+Tensor conv2d_forward(const Tensor& x, const Tensor& w_in, const Tensor& b, const Conv2dGeometry& s) {
+  need_gpu_contiguous("conv2d", x, "x");
   need_gpu_contiguous("conv2d", w_in, "weight");
-  const DType wt = conv_work_dtype(x_in.dtype());
-  Tensor x = x_in.dtype() == wt ? x_in : cast(x_in, wt);
-  Tensor w = w_in.dtype() == wt ? w_in : cast(w_in, wt);
+  Tensor w = w_in.dtype() == x.dtype() ? w_in : cast(w_in, x.dtype());
   const Dtype kt = kernel_dtype("conv2d", x);
   const ConvGeometry g = conv_geometry(s.C, s.H, s.W, s.KH, s.KW, s.stride, s.pad);
   const int64_t P = g.positions(), CKK = g.patch(), image = s.C * s.H * s.W;
-  Tensor y = gpu_empty({s.N, s.F, g.out_h(), g.out_w()}, DType::F32);
-  Tensor cols = gpu_empty({CKK, P}, wt);
-  const size_t esz = dtype_size(wt);
-  for (int64_t n = 0; n < s.N; ++n) {
-    im2col(kt, static_cast<const char*>(x.raw_data()) + n * image * esz, g, cols.raw_data(), P);
-    gemm_f32_out(kt, false, false, s.F, P, CKK, w.raw_data(), cols.raw_data(),
-                 static_cast<float*>(y.raw_data()) + n * s.F * P);
+  const int64_t nb = conv_images_per_gemm(CKK, s.F, P, s.N);
+  Tensor y = gpu_empty({s.N, s.F, g.out_h(), g.out_w()}, x.dtype());
+  Tensor b32 = b.defined() ? as_f32(b.detach().contiguous()) : Tensor();
+  Tensor cols = gpu_empty({CKK, nb * P}, x.dtype());
+  Tensor acc = gpu_empty({s.F, nb * P}, DType::F32);  // Y' of nb images
+  for (int64_t n0 = 0; n0 < s.N; n0 += nb) {
+    const int64_t n = std::min(nb, s.N - n0);
+    im2col(kt, bytes_at(x, n0 * image), n, g, cols.raw_data());
+    gemm_f32_out(kt, false, false, s.F, n * P, CKK, w.raw_data(), cols.raw_data(),
+                 static_cast<float*>(acc.raw_data()));
+    conv_output(static_cast<const float*>(acc.raw_data()),
+                b32.defined() ? static_cast<const float*>(b32.raw_data()) : nullptr, n, s.F, P, kt,
+                bytes_at(y, n0 * s.F * P));
   }
-  if (b.defined()) {  // + b_f over (N, F, P), in F32
-    Tensor b32 = as_f32(b.detach().contiguous());
-    binary(Binary::Add, Dtype::F32, y.raw_data(), b32.raw_data(), y.raw_data(),
-           make_broadcast({s.N, s.F, P}, {s.F, 1}));
-  }
-  return x_in.dtype() == DType::F32 ? y : cast(y, x_in.dtype());
+  return y;
 }
 
-std::vector<Tensor> conv2d_backward(const Tensor& x_in, const Tensor& w_in, const Tensor& dy_in,
+std::vector<Tensor> conv2d_backward(const Tensor& x, const Tensor& w_in, const Tensor& dy_in,
                                     const Conv2dGeometry& s, bool need_dx, bool need_dw, bool need_db) {
-  const DType dt = x_in.dtype(), wt = conv_work_dtype(dt);
-  Tensor x = x_in.dtype() == wt ? x_in : cast(x_in, wt);
-  Tensor w = w_in.dtype() == wt ? w_in : cast(w_in, wt);
+  const DType dt = x.dtype();
+  Tensor w = w_in.dtype() == dt ? w_in : cast(w_in, dt);
   Tensor dy = dy_in.contiguous();
   need_gpu_contiguous("conv2d backward", dy, "dy");
-  if (dy.dtype() != wt) dy = cast(dy, wt);
+  if (dy.dtype() != dt) dy = cast(dy, dt);
   const Dtype kt = kernel_dtype("conv2d", x);
   const ConvGeometry g = conv_geometry(s.C, s.H, s.W, s.KH, s.KW, s.stride, s.pad);
   const int64_t P = g.positions(), CKK = g.patch(), image = s.C * s.H * s.W;
-  const size_t esz = dtype_size(wt);
+  const int64_t nb = conv_images_per_gemm(CKK, s.F, P, s.N);
 
-  Tensor dx, dw, db;
-  if (need_dw) {
-    dw = gpu_empty(w.shape(), DType::F32);
-    fill(Dtype::F32, dw.raw_data(), 0.0f, dw.numel());
-  }
-  if (need_dx) dx = gpu_empty(x.shape(), DType::F32);
-  Tensor cols = gpu_empty({CKK, P}, wt);
-  Tensor part = need_dw ? gpu_empty({s.F, CKK}, DType::F32) : Tensor();   // dY_n · colsᵀ
-  Tensor dcols = need_dx ? gpu_empty({CKK, P}, DType::F32) : Tensor();    // Wᵀ · dY_n
-  for (int64_t n = 0; n < s.N; ++n) {
-    const void* dy_n = static_cast<const char*>(dy.raw_data()) + n * s.F * P * esz;
+  Tensor dx = need_dx ? gpu_empty(x.shape(), DType::F32) : Tensor();          // F32, rounded once at the end
+  Tensor dw = need_dw ? gpu_empty(w.shape(), DType::F32) : Tensor();
+  Tensor part = need_dw && nb < s.N ? gpu_empty({s.F, CKK}, DType::F32) : Tensor();  // dW of one GEMM
+  Tensor dyF = gpu_empty({s.F, nb * P}, dt);                                         // dY' of nb images
+  Tensor cols = need_dw ? gpu_empty({CKK, nb * P}, dt) : Tensor();
+  Tensor dcols = need_dx ? gpu_empty({CKK, nb * P}, DType::F32) : Tensor();
+  for (int64_t n0 = 0; n0 < s.N; n0 += nb) {
+    const int64_t n = std::min(nb, s.N - n0);
+    swap01(kt, bytes_at(dy, n0 * s.F * P), s.F, n, P, dyF.raw_data());  // (n, F, P) -> (F, n, P)
     if (need_dw) {
-      im2col(kt, static_cast<const char*>(x.raw_data()) + n * image * esz, g, cols.raw_data(), P);
-      gemm_f32_out(kt, false, true, s.F, CKK, P, dy_n, cols.raw_data(), static_cast<float*>(part.raw_data()));
-      axpy(Dtype::F32, dw.raw_data(), part.raw_data(), 1.0f, part.numel());
+      im2col(kt, bytes_at(x, n0 * image), n, g, cols.raw_data());
+      Tensor& into = n0 == 0 ? dw : part;
+      gemm_f32_out(kt, false, true, s.F, CKK, n * P, dyF.raw_data(), cols.raw_data(),
+                   static_cast<float*>(into.raw_data()));
+      if (n0 > 0) axpy(Dtype::F32, dw.raw_data(), part.raw_data(), 1.0f, part.numel());
     }
     if (need_dx) {
-      gemm_f32_out(kt, true, false, CKK, P, s.F, w.raw_data(), dy_n, static_cast<float*>(dcols.raw_data()));
-      col2im(Dtype::F32, dcols.raw_data(), g, P, static_cast<float*>(dx.raw_data()) + n * image);
+      gemm_f32_out(kt, true, false, CKK, n * P, s.F, w.raw_data(), dyF.raw_data(),
+                   static_cast<float*>(dcols.raw_data()));
+      col2im(Dtype::F32, dcols.raw_data(), n, g, bytes_at(dx, n0 * image));
     }
   }
+  Tensor db;
   if (need_db) {  // Σ over p within each (n, f), then over n
     Tensor dy32 = as_f32(dy);
     Tensor per_image = gpu_empty({s.N, s.F}, DType::F32);
@@ -528,11 +529,10 @@ Tensor batch_norm2d(const Tensor& x_in, const Tensor& gamma, const Tensor& beta,
     }
   } else {
     batch_norm_forward_eval(f(x), f(g), f(b), f(rm), f(rv), N, C, HW, static_cast<float>(eps), f(y));
-    // what the backward needs: the running mean and 1/√(running_var + eps) (C values)
+    // what the backward needs: the running mean and 1/√(running_var + eps) (C values, on the GPU)
     saved.mean = clone(rm);
-    std::vector<float> var = rv.to_vector();
-    for (float& v : var) v = static_cast<float>(1.0 / std::sqrt(static_cast<double>(v) + eps));
-    saved.invstd = Tensor::from_vector(var, {C}).to(Device::CUDA);
+    saved.invstd = gpu_empty({C}, DType::F32);
+    batch_norm_invstd(f(rv), C, eps, f(saved.invstd));
   }
   return x_in.dtype() == DType::F32 ? y : cast(y, x_in.dtype());
 }

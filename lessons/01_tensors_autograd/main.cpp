@@ -19,14 +19,17 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <exception>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "framework/autograd/graph_print.h"
+#include "framework/io/atomic_file.h"
 #include "framework/ops/ops.h"
 #include "framework/tensor/tensor.h"
+#include "framework/train/cli.h"
 
 using hg::Tensor;
 
@@ -55,9 +58,17 @@ double loss_plain(const std::vector<double>& x, const std::vector<double>& w, co
   return sum / (N * M);
 }
 
+// The larger of two differences, where NaN is the largest of all: a NaN anywhere means the
+// gradients cannot be compared, and the verdict must say NOT OK. (std::max(d, NaN) returns
+// d — every comparison with NaN is false — and would quietly drop it.)
+double worse(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+  return a > b ? a : b;
+}
+
 double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
   double d = 0;
-  for (size_t i = 0; i < a.size(); ++i) d = std::max(d, std::fabs(a[i] - b[i]));
+  for (size_t i = 0; i < a.size(); ++i) d = worse(d, std::fabs(a[i] - b[i]));
   return d;
 }
 
@@ -74,14 +85,12 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   double h = 1e-6;
   std::string dot_path;
-  app.add_option("--seed", seed, "seed of the random inputs")->capture_default_str();
-  app.add_option("--h", h, "finite-difference step")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--dot", dot_path, "also write the graph for Graphviz to this file (dot -Tpng FILE -o graph.png)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // a bad flag: CLI11's message, exit code 2
-  }
+  app.add_option("--seed", seed, "seed of the random inputs")->capture_default_str()
+      ->check(hg::train::WholeIn(0, hg::train::kMaxWhole, "a seed from 0 to 2^63-1"));
+  app.add_option("--h", h, "finite-difference step")->capture_default_str()->check(hg::train::Positive());
+  app.add_option("--dot", dot_path, "also write the graph for Graphviz to this file (dot -Tpng FILE -o graph.png)")
+      ->check(hg::train::WritableFile());
+  HG_PARSE_FLAGS(app, argc, argv);  // a bad flag: one line, exit code 2
 
   // ---- 1. build the tensors ------------------------------------------------------------
   hg::Generator gen(seed);
@@ -98,7 +107,12 @@ int main(int argc, char** argv) {
   std::printf("the graph autograd recorded (one line per op, in the order they ran):\n%s\n",
               hg::graph_to_text(loss).c_str());
   if (!dot_path.empty()) {
-    std::ofstream(dot_path) << hg::graph_to_dot(loss);
+    try {  // the whole file or none: every write, the flush to disk and the rename are checked
+      hg::io::write_file_atomic(dot_path, hg::graph_to_dot(loss));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "lesson_01: --dot: %s\n", e.what());
+      return 1;
+    }
     std::printf("(graph written to %s)\n\n", dot_path.c_str());
   }
 
@@ -157,12 +171,12 @@ int main(int argc, char** argv) {
   print_row("autograd", auto_b);
   print_row("finite diff.", fd_b);
 
-  const double hand_vs_auto = std::max(max_abs_diff(hand_w, auto_w), max_abs_diff(hand_b, auto_b));
-  const double auto_vs_fd = std::max(max_abs_diff(auto_w, fd_w), max_abs_diff(auto_b, fd_b));
+  const double hand_vs_auto = worse(max_abs_diff(hand_w, auto_w), max_abs_diff(hand_b, auto_b));
+  const double auto_vs_fd = worse(max_abs_diff(auto_w, fd_w), max_abs_diff(auto_b, fd_b));
   std::printf("\n== 6. agreement (max |difference|)\n");
   std::printf("  by hand  vs autograd:     %.3e   (same formula, different order of operations)\n", hand_vs_auto);
   std::printf("  autograd vs finite diff.: %.3e   (finite differences are approximate: O(h^2) + O(eps/h))\n", auto_vs_fd);
-  const bool agree = hand_vs_auto < 1e-12 && auto_vs_fd < 1e-8;
+  const bool agree = hand_vs_auto < 1e-12 && auto_vs_fd < 1e-8;  // false for NaN, as it must be
   std::printf("%s\n", agree ? "OK: the three gradients agree"
                             : "NOT OK: the gradients disagree (a bug in an op's backward?)");
   return agree ? 0 : 1;

@@ -5,7 +5,8 @@
 //   2. data             FashionMNIST, pixels /255, then (x − 0.2860) / 0.3530
 //   3. model, optimizer initialised as PyTorch does; SGD lr 0.05, momentum 0.9, batch 128
 //   4. resume           (optional) parameters, optimizer buffers, RNG and loader position
-//   5. the epoch loop   shuffle -> batches -> forward, loss, backward, step; progress bar
+//   5. the epoch loop   shuffle -> batches -> forward, loss, backward, step; progress bar;
+//                       a loss or weight that becomes inf/NaN stops the run (exit code 3)
 //   6. evaluation       test accuracy every epoch; at the end precision/recall/F1 per class
 //                       and the confusion matrix
 //   7. RESULT line      one machine-readable line per model (benchmarks read it)
@@ -15,7 +16,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,6 +30,9 @@
 #include "framework/optim/sgd.h"
 #include "framework/train/checkpoint.h"
 #include "framework/train/cli.h"
+#include "framework/train/guard.h"
+#include "framework/train/resume.h"
+#include "framework/train/run_folder.h"
 #include "framework/train/step.h"
 
 namespace {
@@ -47,21 +50,21 @@ int default_epochs(const std::string& model) {
   return 1;  // the ResNets are slow on a CPU: one epoch shows they train
 }
 
-std::vector<std::string> split_models(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 struct ModelResult {
   std::string model;
   int epochs = 0;
   double seconds_per_epoch = 0;
   double test_accuracy = 0;
+  bool diverged = false;  // stopped at a loss or weight that was inf/NaN: no report
 };
+
+// What this program records in a checkpoint and checks on --resume (framework/train/resume.h):
+// the flags that decide which batches the run sees and what each step does.
+nlohmann::json recorded_flags(const hg::train::CommonFlags& f, const std::string& model, int epochs) {
+  return {{"--model", model}, {"--epochs", epochs}, {"--seed", f.seed}, {"--batch-size", f.batch_size},
+          {"--lr", f.lr}, {"--momentum", f.momentum}, {"--weight-decay", f.weight_decay},
+          {"--lr-schedule", f.lr_schedule}, {"--limit-train", f.limit_train}};
+}
 
 // Trains one model from scratch (or from --resume) and prints its report.
 ModelResult train_model(const std::string& model_name, const hg::train::CommonFlags& flags,
@@ -97,8 +100,7 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
   // ---- 4. resume --------------------------------------------------------------------------
   hg::train::TrainingState state;
   if (!flags.resume.empty()) {
-    state = hg::train::load_training_checkpoint(flags.resume, *model, &opt);
-    loader.set_state_json(state.loader);
+    state = hg::train::load_training_checkpoint(flags.resume, *model, &opt, &loader);  // all or nothing
     std::printf("resumed from %s: step %lld, epoch %lld, batch %lld of it\n", flags.resume.c_str(),
                 (long long)state.step, (long long)state.epoch + 1, (long long)state.batch_in_epoch);
   }
@@ -106,17 +108,21 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
   nlohmann::json args = {{"epochs", epochs}, {"batch_size", flags.batch_size}, {"lr", flags.lr},
                          {"momentum", flags.momentum}, {"weight_decay", flags.weight_decay},
                          {"lr_schedule", flags.lr_schedule}, {"limit_train", flags.limit_train},
-                         {"threads", flags.threads}};
-  hg::io::RunLog log("runs/" + run_name,
+                         {"threads", flags.threads}, {"resume", flags.resume}};
+  const bool resuming = !flags.resume.empty();
+  hg::io::RunLog log(hg::train::claim_run_folder(run_name, flags.overwrite, resuming),
                      {{"lesson", "02_fp32_training"}, {"model", model_name}, {"precision", "fp32"},
                       {"device", hg::device_name(device)}, {"seed", flags.seed}, {"args", args}},
-                     /*append=*/!flags.resume.empty());
+                     /*append=*/resuming);
 
   // ---- 5. the epoch loop -------------------------------------------------------------------
   int64_t step = state.step;
   double train_seconds = 0;
   int timed_epochs = 0;
   std::vector<int32_t> test_pred;
+  ModelResult res;
+  res.model = model_name;
+  res.epochs = epochs;
   for (int64_t epoch = state.epoch; epoch < epochs; ++epoch) {
     model->train();
     opt.set_lr(schedule.lr_at(epoch));
@@ -130,17 +136,22 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
     while (loader.next(batch)) {
       hg::Tensor images = device == hg::Device::CPU ? batch.images : batch.images.to(device);
       const hg::train::StepResult r = hg::train::train_step(*model, opt, images, batch.labels);
-      if (!std::isfinite(r.loss))
-        throw std::runtime_error("the loss became " + std::to_string(r.loss) + " at step " +
-                                 std::to_string(step) + ": lower --lr?");
+      if (step % 50 == 0) log.scalar(step, "train/loss", r.loss, epoch);
+      // A loss or a weight that is inf/NaN: nothing after this step would mean anything.
+      const hg::train::Divergence d = hg::train::check_finite_step(step, r.loss, model->named_parameters());
+      if (d) {
+        hg::train::report_divergence(log, "lesson_02: " + model_name, d);
+        res.diverged = true;
+        break;
+      }
       loss_sum += r.loss * batch.size();
       seen += batch.size();
       correct += r.correct;
       ++batches;
       bar.step(batch.size(), r.loss);
-      if (step % 50 == 0) log.scalar(step, "train/loss", r.loss, epoch);
       ++step;
     }
+    if (res.diverged) break;  // no evaluation and no checkpoint of a broken model
     bar.finish();
     const double epoch_s = seconds_since(t0);
     if (batches == total_batches) {  // a whole epoch (not the tail of a resumed one): time it
@@ -168,10 +179,13 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
       s.epoch = epoch + 1;  // the next epoch to run
       s.loader = loader.state_json();
       s.generators["init"] = init_gen.state();
+      s.extra["lesson"] = "02_fp32_training";
+      s.extra["flags"] = recorded_flags(flags, model_name, epochs);
       hg::train::save_training_checkpoint(flags.checkpoint, *model, &opt, s);
       std::printf("checkpoint: %s (epoch %lld done)\n", flags.checkpoint.c_str(), (long long)epoch + 1);
     }
   }
+  if (res.diverged) return res;  // its one line is on stderr; no report of a broken model
   if (test_pred.empty()) test_pred = hg::train::predict(*model, test_set, 1000, device);
 
   // The per-class report and the confusion matrix of the final model.
@@ -183,9 +197,6 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
   log.scalar(step, "test/macro_f1", report.macro_f1);
   log.end("finished");
 
-  ModelResult res;
-  res.model = model_name;
-  res.epochs = epochs;
   res.seconds_per_epoch = timed_epochs ? train_seconds / timed_epochs : 0;
   res.test_accuracy = report.accuracy;
   return res;
@@ -194,32 +205,42 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
 }  // namespace
 
 int main(int argc, char** argv) {
-  // ---- 1. flags ----------------------------------------------------------------------------
+  // ---- 1. flags (every value is checked here, before any data is read) -------------------------
   CLI::App app{"halfgrad chapter 02: FP32 training of an MLP and a CNN on FashionMNIST"};
   hg::train::CommonFlags flags;  // defaults: batch 128, SGD lr 0.05, momentum 0.9
   hg::train::add_common_flags(app, flags);
+  app.get_option("--model")->check(hg::train::ListOf(hg::nn::model_names()));
   HG_PARSE_FLAGS(app, argc, argv);
 
-  const std::vector<std::string> models = split_models(flags.model);
-  if (models.empty()) {
-    std::fprintf(stderr, "--model: give at least one model (known: mlp, smallcnn, resnet18, resnet50)\n");
-    return 2;
+  const bool resuming = !flags.resume.empty();
+  int64_t epochs_done = 0;
+  if (resuming) {  // the checkpoint's flags fill in what the command line left out
+    const std::string why = hg::train::resume_flags(app, flags.resume, "02_fp32_training",
+                                                    recorded_flags(flags, flags.model, flags.epochs), epochs_done);
+    if (!why.empty()) return hg::train::usage_error(app, why);
   }
-  for (const auto& m : models) {
-    bool known = false;
-    for (const auto& k : hg::nn::model_names()) known = known || k == m;
-    if (!known) {
-      std::fprintf(stderr, "--model: unknown model '%s' (known: mlp, smallcnn, resnet18, resnet50)\n", m.c_str());
-      return 2;
-    }
-  }
-  if (!flags.resume.empty() && models.size() != 1) {
-    std::fprintf(stderr, "--resume: give exactly one --model (the checkpoint holds one model)\n");
-    return 2;
-  }
+  const std::vector<std::string> models = hg::train::split_list(flags.model);  // checked by ListOf
+  if (resuming && models.size() != 1)
+    return hg::train::usage_error(app, "--resume: give exactly one --model (the checkpoint holds one model)");
+  std::vector<std::string> run_names;
+  for (const auto& m : models)
+    run_names.push_back(flags.run_name.empty() ? "02_" + m + "_fp32"
+                        : models.size() == 1   ? flags.run_name
+                                               : flags.run_name + "_" + m);
+  const std::string run_problem = hg::train::check_run_folders(run_names, flags.overwrite, resuming);
+  if (!run_problem.empty()) return hg::train::usage_error(app, run_problem);
 
   hg::Device device = hg::Device::CPU;
   if (!hg::train::device_from_flag(flags.device, "lesson_02", device)) return 2;
+
+  if (resuming) {
+    const int epochs = flags.epochs > 0 ? flags.epochs : default_epochs(models[0]);
+    if (epochs_done >= epochs) {  // nothing left to train: say so, print no empty report
+      std::printf("%s: all %lld epoch(s) of this run are done; nothing to train (--epochs N with N > %lld "
+                  "trains further)\n", flags.resume.c_str(), (long long)epochs_done, (long long)epochs_done);
+      return 0;
+    }
+  }
 
   try {
     hg::train::apply_threads(flags.threads);
@@ -238,17 +259,18 @@ int main(int argc, char** argv) {
                 (long long)train_set.width, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
 
     std::vector<ModelResult> results;
-    for (const auto& m : models) {
-      std::string run_name = flags.run_name.empty() ? "02_" + m + "_fp32"
-                             : models.size() == 1   ? flags.run_name
-                                                    : flags.run_name + "_" + m;
-      results.push_back(train_model(m, flags, train_set, test_set, device, run_name));
-    }
+    for (size_t i = 0; i < models.size(); ++i)
+      results.push_back(train_model(models[i], flags, train_set, test_set, device, run_names[i]));
 
     // ---- 7. RESULT lines (machine-readable; see CONTRACTS.md) ----------------------------------
-    for (const auto& r : results)
-      std::printf("RESULT model=%s precision=fp32 epochs=%d seconds_per_epoch=%.2f test_accuracy=%.4f\n",
-                  r.model.c_str(), r.epochs, r.seconds_per_epoch, r.test_accuracy);
+    bool diverged = false;
+    for (const auto& r : results) {
+      diverged = diverged || r.diverged;
+      if (!r.diverged)
+        std::printf("RESULT model=%s precision=fp32 epochs=%d seconds_per_epoch=%.2f test_accuracy=%.4f\n",
+                    r.model.c_str(), r.epochs, r.seconds_per_epoch, r.test_accuracy);
+    }
+    if (diverged) return hg::train::kExitDiverged;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson_02: %s\n", e.what());
     return 1;

@@ -24,6 +24,7 @@
 #include "cuda/gemm/bank_model.h"
 #include "cuda/gemm/layout.h"
 #include "cuda/gemm/validate.h"
+#include "framework/train/cli.h"
 
 #if HG_WITH_CUDA
 #include "cuda/gemm/ladder.h"
@@ -248,11 +249,7 @@ void on_gpu() {
 
 int main(int argc, char** argv) {
   CLI::App app{"Chapter 03: CUDA kernels — threads and blocks, reduction, the SIMT GEMM rungs"};
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  HG_PARSE_FLAGS(app, argc, argv);  // no flags but --help: anything else is one line, exit code 2
   threads_and_blocks();
   reduction();
   coalescing();

@@ -203,6 +203,13 @@ bool parse_number(const std::string& text, double& out) {
   return end == text.c_str() + text.size();
 }
 
+// A number beyond a double's range (1e999, 2^2000) would be shown as inf, which is not the
+// value asked for: such a value is refused; "inf" itself is a value like any other.
+bool beyond_double(const std::string& text, double v) {
+  return std::isinf(v) && text.find("inf") == std::string::npos && text.find("INF") == std::string::npos &&
+         text.find("Inf") == std::string::npos;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -223,7 +230,7 @@ int main(int argc, char** argv) {
   }
 
   std::vector<const hg::FloatFormat*> formats = hg::all_formats();
-  if (!format_id.empty()) {
+  if (app.count("--format") > 0) {  // given, even as '': an empty name is not a format
     const hg::FloatFormat* f = hg::find_format(format_id);
     if (!f) {
       fmt::print(stderr, "lesson 04: unknown --format '{}'; expected one of {}\n", format_id,
@@ -242,6 +249,11 @@ int main(int argc, char** argv) {
                  t);
       return 2;
     }
+    if (beyond_double(t, v)) {
+      fmt::print(stderr, "lesson 04: --value '{}' is beyond the range of a double (about 1.8e308); write "
+                         "inf for infinity\n", t);
+      return 2;
+    }
     values.push_back(v);
   }
 
@@ -251,7 +263,7 @@ int main(int argc, char** argv) {
   }
   fmt::print("Chapter 04 — number formats\n\n1. The formats (computed from hg::FloatFormat)\n\n");
   print_table(formats);
-  if (!format_id.empty()) return 0;
+  if (app.count("--format") > 0) return 0;
   overflow_example();
   underflow_example();
   lost_update_example();

@@ -1,29 +1,40 @@
-// Chapter 05 — tensor cores: what one computes, the WMMA API, and the rungs 05-07.
+// Chapter 05 — tensor cores: what one computes in F16, BF16 and TF32, the WMMA API, and the
+// rungs 05-08.
 //
 //   ./lab lesson 05              everything this machine can run (the CPU parts need no GPU)
-//   ./lab bench gemm             the GPU table: rungs 05-07 validated, then timed, vs cuBLAS
+//   ./lab bench gemm             the GPU table: rungs 05-08 in every format validated, then timed, vs cuBLAS
 //
 // The story, in order:
-//   1. one fragment multiply-accumulate, D = A·B + C on 16 x 16 x 16, emulated on the CPU:
-//      F16 operands, exact products, F32 accumulation; compared with hg::cpu::gemm_f16
-//   2. why accumulate in F32: the same dot product accumulated in F16 loses the small terms
-//   3. summation order: exact for small integers in any order; otherwise inside the F32 bound
-//   4. rungs 05 -> 06 -> 07: fragment coordinates, the skew and its bank conflicts, the
-//      cp.async double-buffer schedule, all from cuda/gemm/layout.h
-//   5. on a GPU: rungs 05-07 checked bit for bit against hg::cpu::gemm_f16 (small integers)
+//   1. one fragment multiply-accumulate, D = A·B + C, emulated on the CPU in each format: the
+//      inputs rounded as the format does, exact products, F32 accumulation; compared with the
+//      engine's emulation (hg::cpu::gemm_f16, gemm_bf16, and sgemm on TF32-rounded values)
+//   2. the three formats side by side: how precise the inputs are, what range they keep, and
+//      the hardware's rounding to TF32 (ties away from zero) next to halfgrad's TF32 format
+//      (ties to even)
+//   3. why accumulate in F32: the same dot product accumulated in F16 loses the small terms
+//   4. summation order: exact for small integers in any order; otherwise inside the F32 bound
+//   5. rungs 05 -> 06 -> 07 -> 08: the ladder restarts (05 is to tensor cores what 01 was to
+//      SIMT), block tiles (06, the counterpart of rung 04), the skew and its bank conflicts
+//      (07), the cp.async double-buffer schedule (08), all from cuda/gemm/layout.h
+//   6. on a GPU: every rung in every format checked bit for bit against the emulation
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "cuda/gemm/bank_model.h"
 #include "cuda/gemm/layout.h"
 #include "cuda/gemm/validate.h"
 #include "framework/cpu/gemm.h"
+#include "framework/dtype/bfloat16.h"
 #include "framework/dtype/half.h"
+#include "framework/dtype/tf32.h"
+#include "framework/train/cli.h"
 
 #if HG_WITH_CUDA
 #include "cuda/gemm/ladder.h"
@@ -32,70 +43,138 @@
 #endif
 
 using namespace hg::cuda::gemm;
-using Half = hg::half;  // (plain `half` would clash with CUDA's own typedef)
 
 namespace {
 
 constexpr int F = kWmma;  // 16
 
-// D (16x16, F32) = A (16x16, F16) · B (16x16, F16) + C (16x16, F32), what one mma_sync does,
-// with the products added in k order (the hardware's order inside a fragment is not specified).
-std::vector<float> fragment_mma(const std::vector<Half>& A, const std::vector<Half>& B, const std::vector<float>& C) {
+// The three input formats as the tensor cores see them: the value a float becomes.
+struct TcFormat {
+  const char* name;
+  int k;                             // K of one fragment: 16 (F16, BF16) or 8 (TF32)
+  std::function<float(float)> round;
+};
+const TcFormat kFormats[] = {
+    {"F16", 16, [](float x) { return float(hg::half(x)); }},            // round to nearest, ties to even
+    {"BF16", 16, [](float x) { return float(hg::bfloat16(x)); }},       // round to nearest, ties to even
+    {"TF32", 8, [](float x) { return hg::round_to_tf32_rna(x); }},      // cvt.rna.tf32.f32: ties AWAY from zero
+};
+
+// D (16x16, F32) = A (16xk) · B (kx16) + C (16x16, F32), what one mma_sync does, with the
+// products added in k order (the hardware's order inside a fragment is not specified).
+// A and B hold the format's values already (rounded).
+std::vector<float> fragment_mma(const std::vector<float>& A, const std::vector<float>& B, const std::vector<float>& C,
+                                int k) {
   std::vector<float> D(F * F);
   for (int m = 0; m < F; ++m)
     for (int n = 0; n < F; ++n) {
       float acc = C[m * F + n];
-      for (int k = 0; k < F; ++k) acc += float(A[m * F + k]) * float(B[k * F + n]);  // exact product, F32 add
+      for (int p = 0; p < k; ++p) acc += A[m * k + p] * B[p * F + n];  // exact product, F32 add
       D[m * F + n] = acc;
     }
   return D;
 }
 
-std::vector<Half> random_halves(int n, double lo, double hi, uint64_t seed) {
+std::vector<float> random_values(int n, double lo, double hi, uint64_t seed) {
   SplitMix64 g(seed);
-  std::vector<Half> v;
-  for (int i = 0; i < n; ++i) v.push_back(Half(float(lo + (hi - lo) * g.uniform01())));
+  std::vector<float> v;
+  for (int i = 0; i < n; ++i) v.push_back(float(lo + (hi - lo) * g.uniform01()));
   return v;
 }
 
-// ---- 1. one fragment ---------------------------------------------------------------------------
-void one_fragment() {
-  fmt::print("\n== 1. one tensor-core fragment: D = A·B + C, 16 x 16 x 16, F16 in, F32 accumulate ==\n");
-  const std::vector<Half> A = random_halves(F * F, -2, 2, 1), B = random_halves(F * F, -2, 2, 2);
-  // Products of two F16 numbers are exact in F32: 11-bit x 11-bit significands make at most
-  // 22 bits (F32 holds 24), and the exponents (-24 .. 15 each) stay inside F32's range.
-  int exact = 0, total = 0;
-  for (int m = 0; m < F; ++m)
-    for (int k = 0; k < F; ++k)
-      for (int n = 0; n < F; ++n, ++total)
-        exact += double(float(A[m * F + k]) * float(B[k * F + n])) == double(float(A[m * F + k])) * double(float(B[k * F + n]));
-  fmt::print("F16 x F16 products formed in F32: {} of {} exact (the F64 product equals the F32 one)\n", exact, total);
-
-  const std::vector<float> zero(F * F, 0.0f);
-  const std::vector<float> D = fragment_mma(A, B, zero);
-  std::vector<float> ref(F * F, 0.0f);
-  hg::cpu::gemm_f16(false, false, F, F, F, 1.0f, A.data(), F, B.data(), F, 0.0f, ref.data(), F);
-  int same = 0;
-  double worst = 0;
-  for (int i = 0; i < F * F; ++i) {
-    same += D[i] == ref[i];
-    worst = std::max(worst, std::fabs(double(D[i]) - ref[i]));
+// The engine's emulation of one format: the GEMM the tests compare the GPU with.
+std::vector<float> engine_emulation(const TcFormat& f, const std::vector<float>& A, const std::vector<float>& B,
+                                    int M, int N, int K) {
+  std::vector<float> C(size_t(M) * N, 0.0f);
+  if (std::string(f.name) == "F16") {
+    std::vector<hg::half> a, b;
+    for (float v : A) a.push_back(hg::half(v));
+    for (float v : B) b.push_back(hg::half(v));
+    hg::cpu::gemm_f16(false, false, M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f, C.data(), N);
+  } else if (std::string(f.name) == "BF16") {
+    std::vector<hg::bfloat16> a, b;
+    for (float v : A) a.push_back(hg::bfloat16(v));
+    for (float v : B) b.push_back(hg::bfloat16(v));
+    hg::cpu::gemm_bf16(false, false, M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f, C.data(), N);
+  } else {  // TF32 values times TF32 values are exact in F32: an F32 GEMM of the rounded values
+    std::vector<float> a, b;
+    for (float v : A) a.push_back(hg::round_to_tf32_rna(v));
+    for (float v : B) b.push_back(hg::round_to_tf32_rna(v));
+    hg::cpu::sgemm(false, false, M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f, C.data(), N);
   }
-  fmt::print("fragment emulation vs hg::cpu::gemm_f16 on the same operands: {} of {} entries bit-identical, "
-             "max |diff| {:.3g}\n", same, F * F, worst);
-  fmt::print("D[0][0..3] = {:.9g} {:.9g} {:.9g} {:.9g}\n", D[0], D[1], D[2], D[3]);
+  return C;
 }
 
-// ---- 2. F32 accumulation -----------------------------------------------------------------------
+// ---- 1. one fragment, three formats ---------------------------------------------------------------
+void one_fragment() {
+  fmt::print("\n== 1. one tensor-core fragment: D = A·B + C, F32 accumulate, in each input format ==\n");
+  for (const TcFormat& f : kFormats) {
+    std::vector<float> A = random_values(F * f.k, -2, 2, 1), B = random_values(f.k * F, -2, 2, 2);
+    for (float& v : A) v = f.round(v);
+    for (float& v : B) v = f.round(v);
+    // Products of two values of these formats are exact in F32: at most 11 x 11 = 22 significant
+    // bits (F32 holds 24), and these exponents stay inside F32's range.
+    int exact = 0, total = 0;
+    for (int m = 0; m < F; ++m)
+      for (int p = 0; p < f.k; ++p)
+        for (int n = 0; n < F; ++n, ++total)
+          exact += double(A[m * f.k + p] * B[p * F + n]) == double(A[m * f.k + p]) * double(B[p * F + n]);
+    const std::vector<float> D = fragment_mma(A, B, std::vector<float>(F * F, 0.0f), f.k);
+    const std::vector<float> ref = engine_emulation(f, A, B, F, F, f.k);
+    int same = 0;
+    for (int i = 0; i < F * F; ++i) same += D[i] == ref[i];
+    fmt::print("{:<4}  16x16x{:<2}  exact products: {:>4} of {:<4}   vs the engine's emulation: {} of {} entries "
+               "bit-identical\n", f.name, f.k, exact, total, same, F * F);
+  }
+  fmt::print("The engine's emulation: hg::cpu::gemm_f16 and gemm_bf16 (16-bit operands, exact products, F32 sums),\n"
+             "and for TF32 hg::cpu::sgemm on the rounded values (exact products, so F32 arithmetic is the\n"
+             "tensor core's arithmetic). The GPU tests compare every rung with these.\n");
+}
+
+// ---- 2. the formats side by side ------------------------------------------------------------------
+void three_formats() {
+  fmt::print("\n== 2. F16, BF16, TF32: what the inputs keep ==\n");
+  const int M = 64, N = 64, K = 256;
+  std::vector<float> A = random_values(M * K, -1, 1, 3), B = random_values(K * N, -1, 1, 4);
+  fmt::print("C = A·B, {}x{}x{}, A and B uniform in [-1, 1] (F32), against the F64 product of the F32 values:\n", M,
+             N, K);
+  for (const TcFormat& f : kFormats) {
+    const std::vector<float> C = engine_emulation(f, A, B, M, N, K);
+    double worst = 0, scale = 0;
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        const EntryRef r = reference_entry(A.data(), B.data(), N, K, m, n);
+        worst = std::max(worst, std::fabs(C[m * N + n] - r.value));
+        scale = std::max(scale, r.abs_sum);
+      }
+    fmt::print("  {:<5} max |error| {:.3g}   (input spacing near 1: 2^-{})\n", f.name, worst,
+               std::string(f.name) == "BF16" ? 7 : 10);
+  }
+  fmt::print("Range: 70000 in F16 is {}, in BF16 {}, in TF32 {};  1e-9 in F16 is {}, in BF16 {:.4g}, in TF32 {:.4g}.\n",
+             float(hg::half(70000.0f)), float(hg::bfloat16(70000.0f)), hg::round_to_tf32_rna(70000.0f),
+             float(hg::half(1e-9f)), float(hg::bfloat16(1e-9f)), hg::round_to_tf32_rna(1e-9f));
+  fmt::print("F16 and TF32 keep 10 mantissa bits, BF16 7; BF16 and TF32 keep F32's exponent range, F16 does not.\n");
+
+  fmt::print("\nRounding to TF32 on a tie: 1 + 2^-11 lies halfway between 1 and 1 + 2^-10.\n");
+  for (float x : {1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, -(1.0f + 0x1p-11f), 2049.0f}) {
+    fmt::print("  {:>14.10g}: halfgrad's TF32 format (ties to even) {:>14.10g}   the GPU (ties away) {:>14.10g}\n", x,
+               hg::round_to_tf32(x), hg::round_to_tf32_rna(x));
+  }
+  fmt::print("Before a TF32 multiply the GPU rounds with cvt.rna.tf32.f32 (wmma::__float_to_tf32): ties away\n"
+             "from zero. The emulation does the same (hg::round_to_tf32_rna), so it matches the hardware bit for\n"
+             "bit; halfgrad's TF32 format (chapter 04, the viewer) rounds ties to even like every other format.\n");
+}
+
+// ---- 3. F32 accumulation ----------------------------------------------------------------------------
 void why_f32_accumulation() {
-  fmt::print("\n== 2. why the accumulator is F32 ==\n");
+  fmt::print("\n== 3. why the accumulator is F32 ==\n");
   // One row of A times one column of B: 2048·1 followed by fifteen 1·1 products.
-  std::vector<Half> a(F, Half(1.0f)), b(F, Half(1.0f));
-  b[0] = Half(2048.0f);
-  Half acc16(0.0f);
+  std::vector<hg::half> a(F, hg::half(1.0f)), b(F, hg::half(1.0f));
+  b[0] = hg::half(2048.0f);
+  hg::half acc16(0.0f);
   float acc32 = 0.0f;
   for (int k = 0; k < F; ++k) {
-    acc16 = Half(float(acc16) + float(a[k]) * float(b[k]));  // round to F16 after every add
+    acc16 = hg::half(float(acc16) + float(a[k]) * float(b[k]));  // round to F16 after every add
     acc32 += float(a[k]) * float(b[k]);
   }
   fmt::print("2048 + 1 + 1 + ... (15 ones): F16 accumulator {}, F32 accumulator {}, exact 2063\n", float(acc16), acc32);
@@ -103,9 +182,9 @@ void why_f32_accumulation() {
              "Tensor cores keep the sum in F32 (24 bits), which is why F16 inputs are usable for training.\n");
 }
 
-// ---- 3. summation order --------------------------------------------------------------------------
+// ---- 4. summation order --------------------------------------------------------------------------
 void summation_order() {
-  fmt::print("\n== 3. summation order: where the CPU emulation and the GPU can differ ==\n");
+  fmt::print("\n== 4. summation order: where the CPU emulation and the GPU can differ ==\n");
   const int K = 4096;
   std::vector<float> a(K), b(K);
   fill_small_integers(a, 7);
@@ -135,8 +214,8 @@ void summation_order() {
   fill_uniform(ra, 9);
   fill_uniform(rb, 10);
   for (int k = 0; k < K; ++k) {  // make them F16 values, as the tensor core sees them
-    ra[k] = float(Half(ra[k]));
-    rb[k] = float(Half(rb[k]));
+    ra[k] = float(hg::half(ra[k]));
+    rb[k] = float(hg::half(rb[k]));
   }
   orders(ra, rb, f, p, e, s);
   fmt::print("random F16 values in [-1, 1], K = {}:\n  k-order {:.9g}  tree order {:.9g}  exact {:.9g}\n", K, f, p, e);
@@ -147,33 +226,61 @@ void summation_order() {
              "bit when every partial sum is exact, and within the F32 bound otherwise; the tests check both.\n");
 }
 
-// ---- 4. the rungs -----------------------------------------------------------------------------------
+// ---- 5. the rungs -----------------------------------------------------------------------------------
+// Worst bank-conflict degree of every fragment load of one step of rungs 06-08, for element size E
+// (2: ldmatrix; 4: the TF32 model of bank_model.h) and leading dimensions a_ld, b_ld in elements.
+template <int E>
+int worst_fragment_load(int a_ld, int b_ld) {
+  using R = WmmaTiles<E>;
+  int worst = 0;
+  for (int w = 0; w < R::kWarps; ++w)
+    for (int kk = 0; kk < R::BK; kk += R::FK) {
+      for (int i = 0; i < R::FM; ++i) {
+        const int row = wmma_fragment(w, i, 0).row;
+        if (E == 2) worst = std::max(worst, bank_conflict_ways(ldmatrix_x4_addresses(row, kk, a_ld), 16));
+        else
+          for (const auto& load : tf32_fragment_a_loads(row, kk, a_ld)) worst = std::max(worst, bank_conflict_ways(load, 4));
+      }
+      for (int j = 0; j < R::FN; ++j) {
+        const int col = wmma_fragment(w, 0, j).col;
+        if (E == 2) worst = std::max(worst, bank_conflict_ways(ldmatrix_x4_addresses(kk, col, b_ld), 16));
+        else
+          for (const auto& load : tf32_fragment_b_loads(kk, col, b_ld)) worst = std::max(worst, bank_conflict_ways(load, 4));
+      }
+    }
+  return worst;
+}
+
 void rungs() {
-  fmt::print("\n== 4. rungs 05 -> 06 -> 07 ==\n");
-  fmt::print("rung 05: one warp per 16 x 16 tile of C, fragments loaded straight from global memory;\n"
-             "         block (bx, by) -> C tile at (row, col) = ({}, {}) for (3, 2)\n", rung05_tile(3, 2).row, rung05_tile(3, 2).col);
-  using R = Rung06;
-  fmt::print("rung 06: a block of {} warps computes a {} x {} tile, BK = {}; warp w owns a {} x {} sub-tile of "
-             "{} x {} fragments:\n", R::kWarps, R::BM, R::BN, R::BK, R::WM, R::WN, R::FM, R::FN);
+  fmt::print("\n== 5. rungs 05 -> 06 -> 07 -> 08 ==\n");
+  fmt::print("rung 05 starts over, as rung 01 did: one warp per 16 x 16 tile of C, fragments loaded straight from\n"
+             "         global memory, no reuse; block (bx, by) -> C tile at (row, col) = ({}, {}) for (3, 2)\n",
+             rung05_tile(3, 2).row, rung05_tile(3, 2).col);
+  using R = WmmaTiles<2>;
+  fmt::print("rung 06 is rung 04's idea on tensor cores: a block of {} warps computes a {} x {} tile from tiles\n"
+             "         staged in shared memory (BK = 64 bytes of a row: {} halves or {} floats); warp w owns a\n"
+             "         {} x {} sub-tile of {} x {} fragments:\n", R::kWarps, R::BM, R::BN, WmmaTiles<2>::BK,
+             WmmaTiles<4>::BK, R::WM, R::WN, R::FM, R::FN);
   for (int w = 0; w < R::kWarps; ++w) {
-    const Coord c = rung06_fragment(w, 0, 0);
+    const Coord c = wmma_fragment(w, 0, 0);
     fmt::print("  warp {}: rows {:>3}..{:>3}, columns {:>3}..{:>3}\n", w, c.row, c.row + R::WM - 1, c.col, c.col + R::WN - 1);
   }
-  fmt::print("shared memory: A tile 128 x (32 + SKEW) halves, B tile 32 x (128 + SKEW); bank conflicts of the\n"
-             "fragment loads (ldmatrix: 8 lanes x 16 bytes per phase), worst over every load of the kernel:\n");
-  for (int skew : {0, 8, 16}) {
-    int worst = 0;
-    for (int w = 0; w < R::kWarps; ++w)
-      for (int kk = 0; kk < R::BK; kk += F) {
-        for (int i = 0; i < R::FM; ++i)
-          worst = std::max(worst, bank_conflict_ways(ldmatrix_x4_addresses(rung06_fragment(w, i, 0).row, kk, R::BK + skew), 16));
-        for (int j = 0; j < R::FN; ++j)
-          worst = std::max(worst, bank_conflict_ways(ldmatrix_x4_addresses(kk, rung06_fragment(w, 0, j).col, R::BN + skew), 16));
-      }
-    fmt::print("  SKEW = {:>2} halves: row strides {:>3} and {:>3} bytes -> {}-way{}\n", skew, (R::BK + skew) * 2,
-               (R::BN + skew) * 2, worst, skew == R::SKEW ? "   <- the kernel's choice" : "");
-  }
-  fmt::print("rung 07: the same tiles, two buffers, cp.async. Schedule for K = 128 (4 steps of 32):\n");
+  fmt::print("rung 07 pads every row of the shared tiles (the skew). Bank conflicts of the fragment loads, worst over\n"
+             "every load of a step (F16/BF16: ldmatrix, 8 lanes x 16 bytes per phase; TF32: the mma.m16n8k8 model):\n");
+  fmt::print("  {:<24} {:>16} {:>16}\n", "rows padded by", "F16, BF16", "TF32");
+  fmt::print("  {:<24} {:>16} {:>16}\n", "nothing (rung 06)",
+             fmt::format("{}-way", worst_fragment_load<2>(Rung06<2>::A_LD, Rung06<2>::B_LD)),
+             fmt::format("{}-way", worst_fragment_load<4>(Rung06<4>::A_LD, Rung06<4>::B_LD)));
+  fmt::print("  {:<24} {:>16} {:>16}\n", "A 16 bytes, B 8 el. (07)",
+             fmt::format("{}-way", worst_fragment_load<2>(Rung07<2>::A_LD, Rung07<2>::B_LD)),
+             fmt::format("{}-way", worst_fragment_load<4>(Rung07<4>::A_LD, Rung07<4>::B_LD)));
+  fmt::print("  {:<24} {:>16} {:>16}\n", "A and B by 32 bytes",
+             fmt::format("{}-way", worst_fragment_load<2>(32 + 16, 128 + 16)),
+             fmt::format("{}-way", worst_fragment_load<4>(16 + 8, 128 + 8)));
+  fmt::print("  row strides of rung 07: A {} bytes (5 bank groups: odd), B {} bytes (halves: 17 groups) or {} bytes\n"
+             "  (floats: 4 consecutive rows start 8 banks apart)\n", Rung07<2>::A_LD * 2, Rung07<2>::B_LD * 2,
+             Rung07<4>::B_LD * 4);
+  fmt::print("rung 08: rung 07's tiles, two buffers, cp.async. Schedule for K = 128 halves (4 steps of 32):\n");
   const int steps = 128 / R::BK;
   fmt::print("  before the loop: start copying step 0 into buffer 0\n");
   for (int kt = 0; kt < steps; ++kt)
@@ -182,40 +289,58 @@ void rungs() {
                kt, kt % 2);
 }
 
-// ---- 5. on a GPU -----------------------------------------------------------------------------------
-void on_gpu() {
-  fmt::print("\n== 5. on the GPU ==\n");
+// ---- 6. on a GPU -----------------------------------------------------------------------------------
 #if HG_WITH_CUDA
-  if (!hg::cuda::available()) {
-    fmt::print("{}: this part needs a GPU.\n", hg::cuda::no_gpu_reason());
-    return;
-  }
-  fmt::print("GPU: {}\n", hg::cuda::describe(hg::cuda::device_info(0)));
-  const int M = 300, N = 257, K = 129;
-  std::vector<float> Af(size_t(M) * K), Bf(size_t(K) * N);
-  fill_small_integers(Af, 5);
-  fill_small_integers(Bf, 6);
-  std::vector<Half> A, B;
-  for (float v : Af) A.push_back(Half(v));
-  for (float v : Bf) B.push_back(Half(v));
-  std::vector<float> ref(size_t(M) * N), C(size_t(M) * N);
-  hg::cpu::gemm_f16(false, false, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, ref.data(), N);
-  void* dA = hg::cuda::device_malloc(A.size() * 2);
-  void* dB = hg::cuda::device_malloc(B.size() * 2);
+// Runs every tensor-core rung for storage type T on small integers and compares with the emulation.
+template <class T>
+void check_rungs_on_gpu(const TcFormat& f, const std::vector<float>& Af, const std::vector<float>& Bf, int M, int N,
+                        int K, const std::vector<T>& a, const std::vector<T>& b) {
+  const std::vector<float> ref = engine_emulation(f, Af, Bf, M, N, K);
+  std::vector<float> C(size_t(M) * N);
+  void* dA = hg::cuda::device_malloc(a.size() * sizeof(T));
+  void* dB = hg::cuda::device_malloc(b.size() * sizeof(T));
   auto* dC = static_cast<float*>(hg::cuda::device_malloc(C.size() * 4));
-  hg::cuda::copy_host_to_device(dA, A.data(), A.size() * 2);  // hg::half and __half share the bits
-  hg::cuda::copy_host_to_device(dB, B.data(), B.size() * 2);
-  for (const RungF16& r : kRungsF16) {
-    r.run(M, N, K, static_cast<const __half*>(dA), static_cast<const __half*>(dB), dC);
+  hg::cuda::copy_host_to_device(dA, a.data(), a.size() * sizeof(T));
+  hg::cuda::copy_host_to_device(dB, b.data(), b.size() * sizeof(T));
+  for (const RungTC<T>& r : kRungsTC<T>) {
+    r.run(M, N, K, static_cast<const T*>(dA), static_cast<const T*>(dB), dC);
     hg::cuda::copy_device_to_host(C.data(), dC, C.size() * 4);
     int bad = 0;
     for (size_t i = 0; i < C.size(); ++i) bad += C[i] != ref[i];
-    fmt::print("  rung {} {:<30} {}x{}x{} small integers vs hg::cpu::gemm_f16: {}\n", r.id, r.name, M, N, K,
+    fmt::print("  rung {} {:<30} {:<4} {}x{}x{} small integers vs the emulation: {}\n", r.id, r.name, f.name, M, N, K,
                bad == 0 ? "bit-exact" : fmt::format("{} entries differ", bad));
   }
   hg::cuda::device_free(dA);
   hg::cuda::device_free(dB);
   hg::cuda::device_free(dC);
+}
+#endif
+
+void on_gpu() {
+  fmt::print("\n== 6. on the GPU ==\n");
+#if HG_WITH_CUDA
+  if (!hg::cuda::available()) {
+    fmt::print("{}: this part needs a GPU.\n", hg::cuda::no_gpu_reason());
+    return;
+  }
+  const hg::cuda::DeviceInfo info = hg::cuda::device_info(0);
+  fmt::print("GPU: {}\n", hg::cuda::describe(info));
+  const int M = 300, N = 257, K = 129;
+  std::vector<float> Af(size_t(M) * K), Bf(size_t(K) * N);
+  fill_small_integers(Af, 5);
+  fill_small_integers(Bf, 6);
+  // hg::half and __half share their bits, as do hg::bfloat16 and __nv_bfloat16.
+  std::vector<__half> a16, b16;
+  std::vector<__nv_bfloat16> a_bf, b_bf;
+  for (float v : Af) { a16.push_back(__float2half_rn(v)); a_bf.push_back(__float2bfloat16_rn(v)); }
+  for (float v : Bf) { b16.push_back(__float2half_rn(v)); b_bf.push_back(__float2bfloat16_rn(v)); }
+  check_rungs_on_gpu(kFormats[0], Af, Bf, M, N, K, a16, b16);
+  if (info.major >= 8) {
+    check_rungs_on_gpu(kFormats[1], Af, Bf, M, N, K, a_bf, b_bf);
+    check_rungs_on_gpu(kFormats[2], Af, Bf, M, N, K, Af, Bf);
+  } else {
+    fmt::print("  BF16 and TF32 tensor cores need sm_80 or newer; this GPU is sm_{}{}.\n", info.major, info.minor);
+  }
   fmt::print("Timings: ./lab bench gemm (validates every rung again, then prints GFLOP/s and % of cuBLAS).\n");
 #else
   fmt::print("this build has no CUDA (nvcc not found or HG_CUDA=OFF): the GPU part is skipped.\n");
@@ -225,13 +350,10 @@ void on_gpu() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Chapter 05: tensor cores — fragment numerics, WMMA, the rungs 05-07"};
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  CLI::App app{"Chapter 05: tensor cores — F16, BF16 and TF32 numerics, WMMA, the rungs 05-08"};
+  HG_PARSE_FLAGS(app, argc, argv);  // no flags but --help: anything else is one line, exit code 2
   one_fragment();
+  three_formats();
   why_f32_accumulation();
   summation_order();
   rungs();

@@ -33,6 +33,8 @@
 #include "framework/ops/ops.h"
 #include "framework/optim/sgd.h"
 #include "framework/train/cli.h"
+#include "framework/train/guard.h"
+#include "framework/train/run_folder.h"
 #include "framework/train/step.h"
 
 using hg::DType;
@@ -125,9 +127,14 @@ struct RunResult {
   double underflow = 0;     // of all gradient values seen: fraction below 2^-24 (FP16 zero)
   double zeros = 0;         // fraction exactly zero
   double lost_updates = 0;  // mean lost_update_fraction over the logged steps and parameters
-  bool finite = true;
+  hg::train::Divergence diverged;  // set when the loss or a weight became inf/NaN: the run stopped
   std::string dir;
 };
+
+// runs/<name>/ of one precision's run: "--run-name X" gives X_fp32, X_fp16_naive, ...
+std::string run_name(const hg::train::CommonFlags& f, const std::string& precision) {
+  return (f.run_name.empty() ? "07_" + f.model : f.run_name) + "_" + precision;
+}
 
 RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
                 int epochs,
@@ -137,7 +144,6 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   const bool master_weights = precision == "master_weights";
   const DType dtype = (half || master_weights) ? DType::F16 : DType::F32;
   hg::Generator gen(f.seed);
-  if (f.model != "mlp") throw std::invalid_argument("--model: this chapter trains mlp");
   hg::nn::ModulePtr model = std::make_shared<hg::nn::MLP>(gen);  // initialised in F32
   model->to(dtype);                                            // then rounded to F16
   model->to(device);                                           // and moved, before any optimizer
@@ -157,7 +163,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
 
   RunResult r;
   r.precision = precision;
-  r.dir = "runs/" + (f.run_name.empty() ? "07_" + f.model : f.run_name) + "_" + precision;
+  r.dir = hg::train::claim_run_folder(run_name(f, precision), f.overwrite, false);
   hg::io::RunLog log(r.dir, {{"lesson", "07_master_weights"}, {"model", f.model},
                              {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
                              {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
@@ -168,7 +174,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   int64_t step = 0, grad_values = 0, lost_samples = 0;
   double underflow = 0, zeros = 0, lost_sum = 0, seconds = 0;
 
-  for (int epoch = 0; epoch < epochs && r.finite; ++epoch) {
+  for (int epoch = 0; epoch < epochs && !r.diverged; ++epoch) {
     auto t0 = std::chrono::steady_clock::now();
     hg::Batch batch;
     while (loader.next(batch)) {
@@ -195,13 +201,14 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
       }
       r.last_loss = loss.item();
       log.scalar(step, "train/loss", r.last_loss, epoch);
-      if (!std::isfinite(r.last_loss)) {
-        log.note(step, "loss is not finite; stopping");
-        r.finite = false;
+      r.diverged = hg::train::check_finite_step(step, r.last_loss, model->named_parameters());
+      if (r.diverged) {
+        hg::train::report_divergence(log, "lesson_07: " + precision, r.diverged);
         break;
       }
       ++step;
     }
+    if (r.diverged) break;  // no evaluation of a broken model
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto pred = predict(*model, test_ds, dtype, device);
     auto rep = hg::eval::classification_report(test_ds.labels, pred, test_ds.num_classes);
@@ -216,7 +223,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   r.underflow = grad_values ? underflow / double(grad_values) : 0;
   r.zeros = grad_values ? zeros / double(grad_values) : 0;
   r.lost_updates = lost_samples ? lost_sum / double(lost_samples) : 0;
-  log.end(r.finite ? "finished" : "failed");
+  if (!r.diverged) log.end("finished");
   return r;
 }
 
@@ -229,11 +236,12 @@ int main(int argc, char** argv) {
   f.limit_train = 10000;  // 2-core default; --limit-train -1 for all 60000
   hg::train::add_common_flags(app, f);
   int64_t stats_every = 50;
-  app.add_option("--stats-every", stats_every, "log gradient histograms every N steps")
-      ->capture_default_str();
+  app.add_option("--stats-every", stats_every, "log gradient histograms every N steps (0: never)")
+      ->capture_default_str()->check(hg::train::WholeIn(0, hg::train::kMaxWhole, "a number of steps >= 0 (0: never)"));
+  app.get_option("--model")->check(hg::train::OneOf({"mlp"}));
   std::string runs_flag = "fp16_naive,master_weights";
   app.add_option("--runs", runs_flag, "comma list of fp32, fp16_naive, master_weights")
-      ->capture_default_str();
+      ->capture_default_str()->check(hg::train::ListOf({"fp32", "fp16_naive", "master_weights"}));
   HG_PARSE_FLAGS(app, argc, argv);
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
@@ -246,14 +254,13 @@ int main(int argc, char** argv) {
   hg::Device device = hg::Device::CPU;
   if (!hg::train::device_from_flag(f.device, "lesson_07", device)) return 2;
   const int epochs = f.epochs > 0 ? f.epochs : 1;
-  for (std::string rest = runs_flag + ","; !rest.empty(); rest = rest.substr(rest.find(',') + 1)) {
-    const std::string name = rest.substr(0, rest.find(','));
-    if (name != "fp32" && name != "fp16_naive" && name != "master_weights") {
-      std::fprintf(stderr, "lesson_07: --runs: unknown run '%s' (expected fp32, fp16_naive, "
-                           "master_weights)\n", name.c_str());
-      return 2;
-    }
-  }
+  std::vector<std::string> wanted;  // in the order of the ladder, whatever the order of --runs
+  for (const char* p : {"fp32", "fp16_naive", "master_weights"})
+    if (("," + runs_flag + ",").find(std::string(",") + p + ",") != std::string::npos) wanted.push_back(p);
+  std::vector<std::string> names;  // every run folder is checked before any work
+  for (const auto& p : wanted) names.push_back(run_name(f, p));
+  const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, false);
+  if (!run_problem.empty()) return hg::train::usage_error(app, run_problem);
 
   show_arithmetic();
   try {
@@ -266,26 +273,30 @@ int main(int argc, char** argv) {
                 "lr %g, momentum %g ==\n", f.model.c_str(), (long long)train_ds.n,
                 (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
     std::vector<RunResult> runs;
-    for (const char* p : {"fp32", "fp16_naive", "master_weights"})
-      if (("," + runs_flag + ",").find(std::string(",") + p + ",") != std::string::npos)
-        runs.push_back(train(p, f, device, epochs, stats_every, train_ds, test_ds));
+    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, train_ds, test_ds));
 
     std::printf("\n== 3. comparison ==\n");
     std::printf("%-15s %9s %9s %10s %11s %10s %12s %9s\n", "precision", "test acc", "macro F1",
                 "last loss", "grad<2^-24", "grad==0", "lost updates", "s/epoch");
     for (const auto& r : runs)
-      std::printf("%-15s %9.4f %9.4f %10.4f %10.3f%% %9.3f%% %11.1f%% %9.2f\n",
-                  r.precision.c_str(), r.test_accuracy, r.macro_f1, r.last_loss,
-                  100 * r.underflow, 100 * r.zeros, 100 * r.lost_updates, r.seconds_per_epoch);
+      if (r.diverged) std::printf("%-15s %s\n", r.precision.c_str(), r.diverged.message().c_str());
+      else std::printf("%-15s %9.4f %9.4f %10.4f %10.3f%% %9.3f%% %11.1f%% %9.2f\n",
+                       r.precision.c_str(), r.test_accuracy, r.macro_f1, r.last_loss,
+                       100 * r.underflow, 100 * r.zeros, 100 * r.lost_updates, r.seconds_per_epoch);
     std::printf("\ngrad<2^-24: gradient values an F16 gradient cannot hold (they become 0)\n"
                 "lost updates: elements with a non-zero gradient whose weight did not change\n"
                 "run logs: ");
     for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
     std::printf("(./lab view)\n");
-    for (const auto& r : runs)
-      std::printf("RESULT model=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
-                  "test_accuracy=%.4f lost_updates=%.4f\n", f.model.c_str(), r.precision.c_str(),
-                  epochs, r.seconds_per_epoch, r.test_accuracy, r.lost_updates);
+    bool diverged = false;
+    for (const auto& r : runs) {
+      diverged = diverged || r.diverged;
+      if (!r.diverged)
+        std::printf("RESULT model=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
+                    "test_accuracy=%.4f lost_updates=%.4f\n", f.model.c_str(), r.precision.c_str(),
+                    epochs, r.seconds_per_epoch, r.test_accuracy, r.lost_updates);
+    }
+    if (diverged) return hg::train::kExitDiverged;  // the table above says which run and why
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson_07: %s\n", e.what());
     return 1;

@@ -36,6 +36,8 @@
 #include "framework/ops/ops.h"
 #include "framework/optim/sgd.h"
 #include "framework/train/cli.h"
+#include "framework/train/guard.h"
+#include "framework/train/run_folder.h"
 #include "framework/train/step.h"
 
 using hg::DType;
@@ -119,18 +121,11 @@ struct RunResult {
   double underflow = 0;     // of all gradient values seen: fraction below 2^-24 (FP16 zero)
   double zeros = 0;         // fraction exactly zero
   double lost_updates = 0;  // mean lost_update_fraction over the logged steps and parameters
-  bool finite = true;
+  hg::train::Divergence diverged;  // set when the loss or a weight became inf/NaN: the run stopped
   int64_t inf_steps = 0;  // steps whose scaled gradients overflowed F16
   std::string dir;
   std::vector<std::vector<hg::amp::GradHistogram>> hist_scaled;  // the F16 grads, scale S
 };
-
-bool all_finite(const std::vector<Tensor>& ps) {
-  for (const Tensor& p : ps)
-    for (float v : p.to_vector())
-      if (!std::isfinite(v)) return false;
-  return true;
-}
 
 // Median binary exponent of the logged gradient values (finite, non-zero), and the
 // fractions that F16 flushes to zero or overflows.
@@ -164,6 +159,11 @@ Where where_gradients_sit(const std::vector<std::vector<hg::amp::GradHistogram>>
   return w;
 }
 
+// runs/<name>/ of one precision's run: "--run-name X" gives X_fp32, X_fp16_naive, ...
+std::string run_name(const hg::train::CommonFlags& f, const std::string& precision) {
+  return (f.run_name.empty() ? "08_" + f.model : f.run_name) + "_" + precision;
+}
+
 RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
                 int epochs,
                 int64_t stats_every, double loss_scale, double clip, const hg::data::ImageDataset& train_ds,
@@ -173,7 +173,6 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   const hg::amp::StaticScaler scaler(precision == "static_scale" ? float(loss_scale) : 1.0f);
   const DType dtype = (half || master_weights) ? DType::F16 : DType::F32;
   hg::Generator gen(f.seed);
-  if (f.model != "mlp") throw std::invalid_argument("--model: this chapter trains mlp");
   hg::nn::ModulePtr model = std::make_shared<hg::nn::MLP>(gen);  // initialised in F32
   model->to(dtype);                                            // then rounded to F16
   model->to(device);                                           // and moved, before any optimizer
@@ -193,7 +192,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
 
   RunResult r;
   r.precision = precision;
-  r.dir = "runs/" + (f.run_name.empty() ? "08_" + f.model : f.run_name) + "_" + precision;
+  r.dir = hg::train::claim_run_folder(run_name(f, precision), f.overwrite, false);
   hg::io::RunLog log(r.dir, {{"lesson", "08_loss_scaling"}, {"model", f.model},
                              {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
                              {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
@@ -204,7 +203,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   int64_t step = 0, grad_values = 0, lost_samples = 0;
   double underflow = 0, zeros = 0, lost_sum = 0, seconds = 0;
 
-  for (int epoch = 0; epoch < epochs && r.finite; ++epoch) {
+  for (int epoch = 0; epoch < epochs && !r.diverged; ++epoch) {
     auto t0 = std::chrono::steady_clock::now();
     hg::Batch batch;
     while (loader.next(batch)) {
@@ -251,15 +250,14 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
       log.loss_scale(step, scaler.get_scale(), found_inf, false);  // static: never skips
       r.last_loss = loss.item();
       log.scalar(step, "train/loss", r.last_loss, epoch);
-      if (!std::isfinite(r.last_loss) || !all_finite(model->parameters())) {
-        log.note(step, "loss or weights not finite; stopping");
-        std::printf("  %-15s step %lld: loss %g, weights finite: %s -- stopping\n", precision.c_str(),
-                    (long long)step, r.last_loss, all_finite(model->parameters()) ? "yes" : "no");
-        r.finite = false;
+      r.diverged = hg::train::check_finite_step(step, r.last_loss, model->named_parameters());
+      if (r.diverged) {
+        hg::train::report_divergence(log, "lesson_08: " + precision, r.diverged);
         break;
       }
       ++step;
     }
+    if (r.diverged) break;  // no checkpoint and no evaluation of a broken model
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto pred = predict(*model, test_ds, dtype, device);
     auto rep = hg::eval::classification_report(test_ds.labels, pred, test_ds.num_classes);
@@ -274,7 +272,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   r.underflow = grad_values ? underflow / double(grad_values) : 0;
   r.zeros = grad_values ? zeros / double(grad_values) : 0;
   r.lost_updates = lost_samples ? lost_sum / double(lost_samples) : 0;
-  log.end(r.finite ? "finished" : "failed");
+  if (!r.diverged) log.end("finished");
   return r;
 }
 
@@ -287,16 +285,17 @@ int main(int argc, char** argv) {
   f.limit_train = 10000;  // 2-core default; --limit-train -1 for all 60000
   hg::train::add_common_flags(app, f);
   int64_t stats_every = 50;
-  app.add_option("--stats-every", stats_every, "log gradient histograms every N steps")
-      ->capture_default_str();
+  app.add_option("--stats-every", stats_every, "log gradient histograms every N steps (0: never)")
+      ->capture_default_str()->check(hg::train::WholeIn(0, hg::train::kMaxWhole, "a number of steps >= 0 (0: never)"));
+  app.get_option("--model")->check(hg::train::OneOf({"mlp"}));
   std::string runs_flag = "master_weights,static_scale";
   app.add_option("--runs", runs_flag, "comma list of fp32, fp16_naive, master_weights, static_scale")
-      ->capture_default_str();
+      ->capture_default_str()->check(hg::train::ListOf({"fp32", "fp16_naive", "master_weights", "static_scale"}));
   double loss_scale = 1024.0, clip = 0.0;
   app.add_option("--loss-scale", loss_scale, "the static loss scale S")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(hg::train::LossScale());
   app.add_option("--clip", clip, "clip the gradient norm to this after unscaling (0: off)")
-      ->capture_default_str();
+      ->capture_default_str()->check(hg::train::NonNegative());
   HG_PARSE_FLAGS(app, argc, argv);
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
@@ -309,14 +308,13 @@ int main(int argc, char** argv) {
   hg::Device device = hg::Device::CPU;
   if (!hg::train::device_from_flag(f.device, "lesson_08", device)) return 2;
   const int epochs = f.epochs > 0 ? f.epochs : 1;
-  for (std::string rest = runs_flag + ","; !rest.empty(); rest = rest.substr(rest.find(',') + 1)) {
-    const std::string name = rest.substr(0, rest.find(','));
-    if (name != "fp32" && name != "fp16_naive" && name != "master_weights" && name != "static_scale") {
-      std::fprintf(stderr, "lesson_08: --runs: unknown run '%s' (expected fp32, fp16_naive, "
-                           "master_weights, static_scale)\n", name.c_str());
-      return 2;
-    }
-  }
+  std::vector<std::string> wanted;  // in the order of the ladder, whatever the order of --runs
+  for (const char* p : {"fp32", "fp16_naive", "master_weights", "static_scale"})
+    if (("," + runs_flag + ",").find(std::string(",") + p + ",") != std::string::npos) wanted.push_back(p);
+  std::vector<std::string> names;  // every run folder is checked before any work
+  for (const auto& p : wanted) names.push_back(run_name(f, p));
+  const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, false);
+  if (!run_problem.empty()) return hg::train::usage_error(app, run_problem);
 
   show_arithmetic();
   try {
@@ -329,17 +327,16 @@ int main(int argc, char** argv) {
                 "lr %g, momentum %g ==\n", f.model.c_str(), (long long)train_ds.n,
                 (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
     std::vector<RunResult> runs;
-    for (const char* p : {"fp32", "fp16_naive", "master_weights", "static_scale"})
-      if (("," + runs_flag + ",").find(std::string(",") + p + ",") != std::string::npos)
-        runs.push_back(train(p, f, device, epochs, stats_every, loss_scale, clip, train_ds, test_ds));
+    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, loss_scale, clip, train_ds, test_ds));
 
     std::printf("\n== 3. comparison ==\n");
     std::printf("%-15s %9s %9s %10s %11s %10s %12s %9s\n", "precision", "test acc", "macro F1",
                 "last loss", "grad<2^-24", "grad==0", "lost updates", "s/epoch");
     for (const auto& r : runs)
-      std::printf("%-15s %9.4f %9.4f %10.4f %10.3f%% %9.3f%% %11.1f%% %9.2f\n",
-                  r.precision.c_str(), r.test_accuracy, r.macro_f1, r.last_loss,
-                  100 * r.underflow, 100 * r.zeros, 100 * r.lost_updates, r.seconds_per_epoch);
+      if (r.diverged) std::printf("%-15s %s\n", r.precision.c_str(), r.diverged.message().c_str());
+      else std::printf("%-15s %9.4f %9.4f %10.4f %10.3f%% %9.3f%% %11.1f%% %9.2f\n",
+                       r.precision.c_str(), r.test_accuracy, r.macro_f1, r.last_loss,
+                       100 * r.underflow, 100 * r.zeros, 100 * r.lost_updates, r.seconds_per_epoch);
     std::printf("\nwhere the F16 gradients sit (as backward produced them, i.e. times S):\n");
     std::printf("%-15s %10s %15s %12s %12s %9s %10s\n", "precision", "scale S", "median log2|g|",
                 "==0 in F16", ">65504/inf", "inf steps", "finite");
@@ -347,17 +344,22 @@ int main(int argc, char** argv) {
       const Where w = where_gradients_sit(r.hist_scaled);
       std::printf("%-15s %10g %15.0f %11.3f%% %11.4f%% %9lld %10s\n", r.precision.c_str(),
                   r.precision == "static_scale" ? loss_scale : 1.0, w.median_exp, 100 * w.zeros,
-                  100 * w.overflow, (long long)r.inf_steps, r.finite ? "yes" : "NO (NaN)");
+                  100 * w.overflow, (long long)r.inf_steps, r.diverged ? "NO" : "yes");
     }
     std::printf("\ngrad<2^-24: gradient values an F16 gradient cannot hold (they become 0)\n"
                 "lost updates: elements with a non-zero gradient whose weight did not change\n"
                 "run logs: ");
     for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
     std::printf("(./lab view)\n");
-    for (const auto& r : runs)
-      std::printf("RESULT model=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
-                  "test_accuracy=%.4f lost_updates=%.4f\n", f.model.c_str(), r.precision.c_str(),
-                  epochs, r.seconds_per_epoch, r.test_accuracy, r.lost_updates);
+    bool diverged = false;
+    for (const auto& r : runs) {
+      diverged = diverged || r.diverged;
+      if (!r.diverged)
+        std::printf("RESULT model=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
+                    "test_accuracy=%.4f lost_updates=%.4f\n", f.model.c_str(), r.precision.c_str(),
+                    epochs, r.seconds_per_epoch, r.test_accuracy, r.lost_updates);
+    }
+    if (diverged) return hg::train::kExitDiverged;  // the table above says which run and why
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson_08: %s\n", e.what());
     return 1;

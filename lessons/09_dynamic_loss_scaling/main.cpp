@@ -46,6 +46,9 @@
 #include "framework/optim/sgd.h"
 #include "framework/train/checkpoint.h"
 #include "framework/train/cli.h"
+#include "framework/train/guard.h"
+#include "framework/train/resume.h"
+#include "framework/train/run_folder.h"
 #include "framework/train/step.h"
 
 using hg::DType;
@@ -144,7 +147,7 @@ void save_checkpoint(const std::string& path, const hg::nn::Module& model,
 // Restores everything save_checkpoint wrote; returns the training state (with the scaler's).
 hg::train::TrainingState load_checkpoint(const std::string& path, hg::nn::Module& model,
                                          std::vector<hg::nn::NamedTensor>& master_named,
-                                         hg::optim::Optimizer& opt) {
+                                         hg::optim::Optimizer& opt, hg::DataLoader& loader) {
   const hg::io::Checkpoint ckpt = hg::io::load_checkpoint(path);
   if (!ckpt.meta.contains("train") || !ckpt.meta["train"].contains("extra") ||
       !ckpt.meta["train"]["extra"].contains("grad_scaler"))
@@ -153,9 +156,19 @@ hg::train::TrainingState load_checkpoint(const std::string& path, hg::nn::Module
   for (const auto& m : master_named)
     if (!ckpt.has("master." + m.name))
       throw std::runtime_error(path + ": holds no master weight 'master." + m.name + "'");
-  hg::train::TrainingState state = hg::train::restore_checkpoint(ckpt, model, &opt);
+  hg::train::TrainingState state = hg::train::restore_checkpoint(ckpt, model, &opt, &loader);
   for (auto& m : master_named) hg::io::load_into(ckpt, "master." + m.name, m.tensor);
   return state;
+}
+
+// What a checkpoint records and --resume checks (framework/train/resume.h): the flags that
+// decide which batches the run sees and what each step does.
+nlohmann::json recorded_flags(const hg::train::CommonFlags& f, int epochs, double init_scale,
+                              int64_t growth_interval, double clip, double min_scale, double max_scale) {
+  return {{"--model", f.model}, {"--epochs", epochs}, {"--seed", f.seed}, {"--batch-size", f.batch_size},
+          {"--lr", f.lr}, {"--momentum", f.momentum}, {"--limit-train", f.limit_train},
+          {"--init-scale", init_scale}, {"--growth-interval", growth_interval}, {"--clip", clip},
+          {"--min-scale", min_scale}, {"--max-scale", max_scale}};
 }
 
 struct RunResult {
@@ -164,20 +177,13 @@ struct RunResult {
   double underflow = 0;     // of all gradient values seen: fraction below 2^-24 (FP16 zero)
   double zeros = 0;         // fraction exactly zero
   double lost_updates = 0;  // mean lost_update_fraction over the logged steps and parameters
-  bool finite = true;
+  hg::train::Divergence diverged;  // set when the loss or a weight became inf/NaN: the run stopped
   int64_t inf_steps = 0;  // steps skipped because the scaled gradients overflowed F16
   std::vector<float> scales;  // the scale used at every step from first_step on
   int64_t first_step = 0;     // 0, or the step a resumed run started from
   std::string dir;
   std::vector<std::vector<hg::amp::GradHistogram>> hist_scaled;  // the F16 grads, scale S
 };
-
-bool all_finite(const std::vector<Tensor>& ps) {
-  for (const Tensor& p : ps)
-    for (float v : p.to_vector())
-      if (!std::isfinite(v)) return false;
-  return true;
-}
 
 // Median binary exponent of the logged gradient values (finite, non-zero), and the
 // fractions that F16 flushes to zero or overflows.
@@ -211,19 +217,20 @@ Where where_gradients_sit(const std::vector<std::vector<hg::amp::GradHistogram>>
   return w;
 }
 
+// runs/<name>/ of one precision's run: "--run-name X" gives X_fp32, X_fp16_naive, ...
+std::string run_name(const hg::train::CommonFlags& f, const std::string& precision) {
+  return (f.run_name.empty() ? "09_" + f.model : f.run_name) + "_" + precision;
+}
+
 RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
                 int epochs,
-                int64_t stats_every, double loss_scale, int64_t growth_interval, double clip, const hg::data::ImageDataset& train_ds,
+                int64_t stats_every, const hg::amp::ScaleRule& rule, double clip, const hg::data::ImageDataset& train_ds,
                 const hg::data::ImageDataset& test_ds) {
   const bool half = precision == "fp16_naive";
   const bool master_weights = precision == "master_weights" || precision == "dynamic_scale";
-  hg::amp::ScaleRule rule;
-  rule.init_scale = float(loss_scale);
-  rule.growth_interval = growth_interval;
   hg::amp::GradScaler scaler(rule, /*enabled=*/precision == "dynamic_scale");
   const DType dtype = (half || master_weights) ? DType::F16 : DType::F32;
   hg::Generator gen(f.seed);
-  if (f.model != "mlp") throw std::invalid_argument("--model: this chapter trains mlp");
   hg::nn::ModulePtr model = std::make_shared<hg::nn::MLP>(gen);  // initialised in F32
   model->to(dtype);                                            // then rounded to F16
   model->to(device);                                           // and moved, before any optimizer
@@ -243,20 +250,21 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
 
   RunResult r;
   r.precision = precision;
-  r.dir = "runs/" + (f.run_name.empty() ? "09_" + f.model : f.run_name) + "_" + precision;
+  r.dir = hg::train::claim_run_folder(run_name(f, precision), f.overwrite, !f.resume.empty());
   hg::io::RunLog log(r.dir, {{"lesson", "09_dynamic_loss_scaling"}, {"model", f.model},
                              {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
                              {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
                                        {"lr", f.lr}, {"momentum", f.momentum},
-                                       {"limit_train", f.limit_train}, {"init_scale", loss_scale}, {"growth_interval", growth_interval}, {"clip", clip}}}},
+                                       {"limit_train", f.limit_train}, {"init_scale", rule.init_scale}, {"growth_interval", rule.growth_interval}, {"clip", clip},
+                                       {"min_scale", rule.min_scale}, {"max_scale", rule.max_scale},
+                                       {"resume", f.resume}}}},
                      /*append=*/!f.resume.empty());  // a resumed run continues its log
   hg::DataLoader loader(train_ds, {f.batch_size, true, false, f.seed});
   hg::amp::GradStatsLogger stats(stats_every);
   hg::train::TrainingState resumed;
   if (!f.resume.empty()) {  // main() allows it for the dynamic_scale run only
-    resumed = load_checkpoint(f.resume, *model, master_named, sgd32);
+    resumed = load_checkpoint(f.resume, *model, master_named, sgd32, loader);
     scaler.load_state_dict(resumed.extra.at("grad_scaler"));
-    loader.set_state_json(resumed.loader);
     std::printf("  resumed from %s: step %lld, epoch %lld, scale %g, growth tracker %lld\n",
                 f.resume.c_str(), (long long)resumed.step, (long long)resumed.epoch + 1,
                 scaler.get_scale(), (long long)scaler.growth_tracker());
@@ -266,7 +274,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   double underflow = 0, zeros = 0, lost_sum = 0, seconds = 0;
   int timed_epochs = 0;
 
-  for (int epoch = int(resumed.epoch); epoch < epochs && r.finite; ++epoch) {
+  for (int epoch = int(resumed.epoch); epoch < epochs && !r.diverged; ++epoch) {
     auto t0 = std::chrono::steady_clock::now();
     hg::Batch batch;
     while (loader.next(batch)) {
@@ -310,24 +318,26 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
       if (precision == "dynamic_scale") log.loss_scale(step, scale_used, found_inf, !stepped);
       r.last_loss = loss.item();
       log.scalar(step, "train/loss", r.last_loss, epoch);
-      if (!std::isfinite(r.last_loss) || !all_finite(model->parameters())) {
-        log.note(step, "loss or weights not finite; stopping");
-        std::printf("  %-15s step %lld: loss %g, weights finite: %s -- stopping\n", precision.c_str(),
-                    (long long)step, r.last_loss, all_finite(model->parameters()) ? "yes" : "no");
-        r.finite = false;
+      r.diverged = hg::train::check_finite_step(step, r.last_loss, model->named_parameters());
+      if (r.diverged) {
+        hg::train::report_divergence(log, "lesson_09: " + precision, r.diverged);
         break;
       }
       ++step;
     }
+    if (r.diverged) break;  // no checkpoint and no evaluation of a broken model
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++timed_epochs;
-    if (!f.checkpoint.empty() && r.finite) {
+    if (!f.checkpoint.empty()) {
       hg::train::TrainingState s;
       s.step = step;
       s.epoch = epoch + 1;  // the next epoch to run
       s.loader = loader.state_json();
       s.generators["init"] = gen.state();
       s.extra["grad_scaler"] = scaler.state_dict();
+      s.extra["lesson"] = "09_dynamic_loss_scaling";
+      s.extra["flags"] = recorded_flags(f, epochs, rule.init_scale, rule.growth_interval, clip,
+                                        rule.min_scale, rule.max_scale);
       save_checkpoint(f.checkpoint, *model, master_named, sgd32, s);
       std::printf("  checkpoint: %s (epoch %d done, scale %g, growth tracker %lld)\n",
                   f.checkpoint.c_str(), epoch + 1, scaler.get_scale(),
@@ -346,7 +356,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   r.underflow = grad_values ? underflow / double(grad_values) : 0;
   r.zeros = grad_values ? zeros / double(grad_values) : 0;
   r.lost_updates = lost_samples ? lost_sum / double(lost_samples) : 0;
-  log.end(r.finite ? "finished" : "failed");
+  if (!r.diverged) log.end("finished");
   return r;
 }
 
@@ -359,20 +369,48 @@ int main(int argc, char** argv) {
   f.limit_train = 10000;  // 2-core default; --limit-train -1 for all 60000
   hg::train::add_common_flags(app, f);
   int64_t stats_every = 50;
-  app.add_option("--stats-every", stats_every, "log gradient histograms every N steps")
-      ->capture_default_str();
+  app.add_option("--stats-every", stats_every, "log gradient histograms every N steps (0: never)")
+      ->capture_default_str()->check(hg::train::WholeIn(0, hg::train::kMaxWhole, "a number of steps >= 0 (0: never)"));
+  app.get_option("--model")->check(hg::train::OneOf({"mlp"}));
   std::string runs_flag = "dynamic_scale";
   app.add_option("--runs", runs_flag, "comma list of fp32, fp16_naive, master_weights, dynamic_scale")
-      ->capture_default_str();
+      ->capture_default_str()->check(hg::train::ListOf({"fp32", "fp16_naive", "master_weights", "dynamic_scale"}));
   double loss_scale = 65536.0, clip = 0.0;
   int64_t growth_interval = 2000;
   app.add_option("--init-scale", loss_scale, "the initial loss scale")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(hg::train::LossScale());
   app.add_option("--growth-interval", growth_interval, "double the scale after this many finite steps")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(hg::train::WholeIn(1, hg::train::kMaxWhole, "a number of steps >= 1"));
   app.add_option("--clip", clip, "clip the gradient norm to this after unscaling (0: off)")
-      ->capture_default_str();
+      ->capture_default_str()->check(hg::train::NonNegative());
+  // The scale never leaves [min, max]: backoff stops at the minimum, growth at the maximum
+  // (framework/amp/scale_rule.h; PyTorch's GradScaler has no such bounds, see pytorch#99640).
+  double min_scale = hg::amp::kMinLossScale, max_scale = hg::amp::kMaxLossScale;
+  app.add_option("--min-scale", min_scale, "the scale never backs off below this")
+      ->capture_default_str()->check(hg::train::LossScale());
+  app.add_option("--max-scale", max_scale, "the scale never grows above this")
+      ->capture_default_str()->check(hg::train::FiniteIn(std::ldexp(1.0, -126), 3.4028234663852886e38,
+                                                          "a loss scale from 2^-126 to 3.4e38 (F32's largest)"));
   HG_PARSE_FLAGS(app, argc, argv);
+  const bool resuming = !f.resume.empty();
+  int64_t epochs_done = 0;
+  if (resuming) {  // the checkpoint's flags fill in what the command line left out
+    const std::string why = hg::train::resume_flags(app, f.resume, "09_dynamic_loss_scaling",
+                                                    recorded_flags(f, f.epochs, loss_scale, growth_interval, clip,
+                                                                   min_scale, max_scale),
+                                                    epochs_done);
+    if (!why.empty()) return hg::train::usage_error(app, why);
+  }
+  hg::amp::ScaleRule rule;
+  rule.init_scale = float(loss_scale);
+  rule.growth_interval = growth_interval;
+  rule.min_scale = float(min_scale);
+  rule.max_scale = float(max_scale);
+  try {
+    hg::amp::validate(rule);  // e.g. --min-scale above --max-scale, or --init-scale outside them
+  } catch (const std::invalid_argument& e) {
+    return hg::train::usage_error(app, e.what());
+  }
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
   if (f.lr_schedule != "constant" || f.weight_decay != 0.0) {
@@ -393,13 +431,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int epochs = f.epochs > 0 ? f.epochs : 1;
-  for (std::string rest = runs_flag + ","; !rest.empty(); rest = rest.substr(rest.find(',') + 1)) {
-    const std::string name = rest.substr(0, rest.find(','));
-    if (name != "fp32" && name != "fp16_naive" && name != "master_weights" && name != "dynamic_scale") {
-      std::fprintf(stderr, "lesson_09: --runs: unknown run '%s' (expected fp32, fp16_naive, "
-                           "master_weights, dynamic_scale)\n", name.c_str());
-      return 2;
-    }
+  std::vector<std::string> wanted;  // in the order of the ladder, whatever the order of --runs
+  for (const char* p : {"fp32", "fp16_naive", "master_weights", "dynamic_scale"})
+    if (("," + runs_flag + ",").find(std::string(",") + p + ",") != std::string::npos) wanted.push_back(p);
+  std::vector<std::string> names;  // every run folder is checked before any work
+  for (const auto& p : wanted) names.push_back(run_name(f, p));
+  const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, resuming);
+  if (!run_problem.empty()) return hg::train::usage_error(app, run_problem);
+  if (resuming && epochs_done >= epochs) {  // nothing left to train: say so, print no empty table
+    std::printf("%s: all %lld epoch(s) of this run are done; nothing to train (--epochs N with N > %lld "
+                "trains further)\n", f.resume.c_str(), (long long)epochs_done, (long long)epochs_done);
+    return 0;
   }
 
   show_arithmetic();
@@ -413,17 +455,16 @@ int main(int argc, char** argv) {
                 "lr %g, momentum %g ==\n", f.model.c_str(), (long long)train_ds.n,
                 (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
     std::vector<RunResult> runs;
-    for (const char* p : {"fp32", "fp16_naive", "master_weights", "dynamic_scale"})
-      if (("," + runs_flag + ",").find(std::string(",") + p + ",") != std::string::npos)
-        runs.push_back(train(p, f, device, epochs, stats_every, loss_scale, growth_interval, clip, train_ds, test_ds));
+    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, rule, clip, train_ds, test_ds));
 
     std::printf("\n== 3. comparison ==\n");
     std::printf("%-15s %9s %9s %10s %11s %10s %12s %9s\n", "precision", "test acc", "macro F1",
                 "last loss", "grad<2^-24", "grad==0", "lost updates", "s/epoch");
     for (const auto& r : runs)
-      std::printf("%-15s %9.4f %9.4f %10.4f %10.3f%% %9.3f%% %11.1f%% %9.2f\n",
-                  r.precision.c_str(), r.test_accuracy, r.macro_f1, r.last_loss,
-                  100 * r.underflow, 100 * r.zeros, 100 * r.lost_updates, r.seconds_per_epoch);
+      if (r.diverged) std::printf("%-15s %s\n", r.precision.c_str(), r.diverged.message().c_str());
+      else std::printf("%-15s %9.4f %9.4f %10.4f %10.3f%% %9.3f%% %11.1f%% %9.2f\n",
+                       r.precision.c_str(), r.test_accuracy, r.macro_f1, r.last_loss,
+                       100 * r.underflow, 100 * r.zeros, 100 * r.lost_updates, r.seconds_per_epoch);
     std::printf("\nwhere the F16 gradients sit (as backward produced them, i.e. times S):\n");
     std::printf("%-15s %10s %10s %15s %12s %13s %10s\n", "precision", "first S", "last S",
                 "median log2|g|", "==0 in F16", "skipped steps", "finite");
@@ -431,7 +472,7 @@ int main(int argc, char** argv) {
       const Where w = where_gradients_sit(r.hist_scaled);
       std::printf("%-15s %10g %10g %15.0f %11.3f%% %13lld %10s\n", r.precision.c_str(),
                   r.scales.empty() ? 0.0 : r.scales.front(), r.scales.empty() ? 0.0 : r.scales.back(),
-                  w.median_exp, 100 * w.zeros, (long long)r.inf_steps, r.finite ? "yes" : "NO (NaN)");
+                  w.median_exp, 100 * w.zeros, (long long)r.inf_steps, r.diverged ? "NO" : "yes");
     }
     for (const auto& r : runs) {
       if (r.precision != "dynamic_scale") continue;
@@ -448,10 +489,15 @@ int main(int argc, char** argv) {
                 "run logs: ");
     for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
     std::printf("(./lab view)\n");
-    for (const auto& r : runs)
-      std::printf("RESULT model=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
-                  "test_accuracy=%.4f lost_updates=%.4f\n", f.model.c_str(), r.precision.c_str(),
-                  epochs, r.seconds_per_epoch, r.test_accuracy, r.lost_updates);
+    bool diverged = false;
+    for (const auto& r : runs) {
+      diverged = diverged || r.diverged;
+      if (!r.diverged)
+        std::printf("RESULT model=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
+                    "test_accuracy=%.4f lost_updates=%.4f\n", f.model.c_str(), r.precision.c_str(),
+                    epochs, r.seconds_per_epoch, r.test_accuracy, r.lost_updates);
+    }
+    if (diverged) return hg::train::kExitDiverged;  // the table above says which run and why
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson_09: %s\n", e.what());
     return 1;

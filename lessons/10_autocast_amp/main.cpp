@@ -48,6 +48,8 @@
 #include "framework/ops/ops.h"
 #include "framework/optim/sgd.h"
 #include "framework/train/cli.h"
+#include "framework/train/guard.h"
+#include "framework/train/run_folder.h"
 #include "framework/train/step.h"
 #if HG_WITH_CUDA
 #include "cuda/runtime/memory.h"
@@ -63,6 +65,20 @@ void show_policy(hg::nn::Module& model, DType low) {
   std::printf("== 1. the autocast policy (framework/amp/policy.cpp) ==\n");
   for (const auto& e : hg::amp::policy_table())
     std::printf("  %-18s %s\n", e.op, hg::amp::to_string(e.policy));
+  // Where this table deliberately differs from PyTorch's autocast, and why.
+  // Ops that differ in the same way are listed together.
+  std::printf("\n  where halfgrad differs from PyTorch 1.13's autocast:\n");
+  const auto diffs = hg::amp::policy_differences();
+  for (size_t i = 0; i < diffs.size(); ++i) {
+    bool seen = false;
+    for (size_t j = 0; j < i; ++j) seen |= diffs[j].pytorch == diffs[i].pytorch && diffs[j].reason == diffs[i].reason;
+    if (seen) continue;
+    std::string ops = diffs[i].op;
+    for (size_t j = i + 1; j < diffs.size(); ++j)
+      if (diffs[j].pytorch == diffs[i].pytorch && diffs[j].reason == diffs[i].reason) ops += ", " + diffs[j].op;
+    std::printf("  %s: halfgrad %s\n    PyTorch: %s\n    why: %s\n", ops.c_str(), diffs[i].halfgrad.c_str(),
+                diffs[i].pytorch.c_str(), diffs[i].reason.c_str());
+  }
   // One forward pass on a small batch, inside and outside a region.
   hg::NoGradGuard no_grad;
   Tensor x = Tensor::zeros({2, 1, 28, 28});
@@ -111,11 +127,17 @@ struct RunResult {
   double max_grad = 0;        // the largest finite |gradient| of the run, after unscaling
   int64_t max_grad_step = 0;
   float last_scale = 0;
+  hg::train::Divergence diverged;  // set when the loss or a weight became inf/NaN: the run stopped
   std::string dir;
 };
 
+// runs/<name>/ of one precision's run: "--run-name X" gives X_fp32, X_amp_f16, ...
+std::string run_name(const hg::train::CommonFlags& f, const std::string& precision) {
+  return (f.run_name.empty() ? "10_" + f.model : f.run_name) + "_" + precision;
+}
+
 RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
-                int epochs, int64_t stats_every, float init_scale,
+                int epochs, int64_t stats_every, const hg::amp::ScaleRule& rule,
                 const hg::data::ImageDataset& train_ds, const hg::data::ImageDataset& test_ds) {
   const bool amp = precision != "fp32";
   const DType low = precision == "amp_bf16" ? DType::BF16 : DType::F16;
@@ -127,23 +149,22 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   if (device == hg::Device::CUDA) hg::cuda::reset_peak_bytes();  // this run's peak only
 #endif
   // BF16 has F32's range: no scaler needed (chapter 11). F16 gets PyTorch's defaults.
-  hg::amp::ScaleRule rule;
-  rule.init_scale = init_scale;
   hg::amp::GradScaler scaler(rule, /*enabled=*/precision == "amp_f16");
 
   RunResult r;
   r.precision = precision;
-  r.dir = "runs/" + (f.run_name.empty() ? "10_" + f.model : f.run_name) + "_" + precision;
+  r.dir = hg::train::claim_run_folder(run_name(f, precision), f.overwrite, false);
   hg::io::RunLog log(r.dir, {{"lesson", "10_autocast_amp"}, {"model", f.model},
                              {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
                              {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
                                        {"lr", f.lr}, {"momentum", f.momentum},
-                                       {"limit_train", f.limit_train}}}});
+                                       {"limit_train", f.limit_train}, {"init_scale", rule.init_scale},
+                                       {"min_scale", rule.min_scale}, {"max_scale", rule.max_scale}}}});
   hg::DataLoader loader(train_ds, {f.batch_size, true, false, f.seed});
   hg::amp::GradStatsLogger stats(stats_every);
   int64_t step = 0;
   double seconds = 0;
-  for (int epoch = 0; epoch < epochs; ++epoch) {
+  for (int epoch = 0; epoch < epochs && !r.diverged; ++epoch) {
     auto t0 = std::chrono::steady_clock::now();
     hg::Batch batch;
     while (loader.next(batch)) {
@@ -179,8 +200,16 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
       }
       r.last_loss = loss.item();
       log.scalar(step, "train/loss", r.last_loss, epoch);
+      // A skipped step (gradients overflowed at scale S) leaves the weights as they were and
+      // is the scaler's business; a loss or a weight that is inf/NaN ends the run.
+      r.diverged = hg::train::check_finite_step(step, r.last_loss, model->named_parameters());
+      if (r.diverged) {
+        hg::train::report_divergence(log, "lesson_10: " + precision, r.diverged);
+        break;
+      }
       ++step;
     }
+    if (r.diverged) break;  // no evaluation of a broken model
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.report = hg::eval::classification_report(test_ds.labels, predict(*model, test_ds, amp, low, device),
                                                test_ds.num_classes);
@@ -196,7 +225,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
 #if HG_WITH_CUDA
   if (device == hg::Device::CUDA) r.gpu_peak_bytes = int64_t(hg::cuda::peak_bytes());
 #endif
-  log.end("finished");
+  if (!r.diverged) log.end("finished");
   return r;
 }
 
@@ -209,16 +238,34 @@ int main(int argc, char** argv) {
   f.limit_train = 10000;  // 2-core default; --limit-train -1 for all 60000
   hg::train::add_common_flags(app, f);
   int64_t stats_every = 50;
-  app.add_option("--stats-every", stats_every, "log gradient histograms every N steps")
-      ->capture_default_str();
+  app.add_option("--stats-every", stats_every, "log gradient histograms every N steps (0: never)")
+      ->capture_default_str()->check(hg::train::WholeIn(0, hg::train::kMaxWhole, "a number of steps >= 0 (0: never)"));
+  app.get_option("--model")->check(hg::train::OneOf(hg::nn::model_names()));
   std::string runs_flag = "fp32,amp_f16";
   float init_scale = 65536.0f;
   app.add_option("--init-scale", init_scale, "the GradScaler's initial loss scale (amp_f16)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--runs", runs_flag, "comma list of fp32, amp_f16, amp_bf16")->capture_default_str();
+      ->capture_default_str()->check(hg::train::LossScale());
+  app.add_option("--runs", runs_flag, "comma list of fp32, amp_f16, amp_bf16")->capture_default_str()
+      ->check(hg::train::ListOf({"fp32", "amp_f16", "amp_bf16"}));
+  // The scale never leaves [min, max] (framework/amp/scale_rule.h; see pytorch#99640).
+  double min_scale = hg::amp::kMinLossScale, max_scale = hg::amp::kMaxLossScale;
+  app.add_option("--min-scale", min_scale, "the GradScaler never backs off below this (amp_f16)")
+      ->capture_default_str()->check(hg::train::LossScale());
+  app.add_option("--max-scale", max_scale, "the GradScaler never grows above this (amp_f16)")
+      ->capture_default_str()->check(hg::train::FiniteIn(std::ldexp(1.0, -126), 3.4028234663852886e38,
+                                                          "a loss scale from 2^-126 to 3.4e38 (F32's largest)"));
   bool per_class = false;
   app.add_flag("--per-class", per_class, "print the per-class precision/recall/F1 tables");
   HG_PARSE_FLAGS(app, argc, argv);
+  hg::amp::ScaleRule rule;
+  rule.init_scale = init_scale;
+  rule.min_scale = float(min_scale);
+  rule.max_scale = float(max_scale);
+  try {
+    hg::amp::validate(rule);  // e.g. --min-scale above --max-scale, or --init-scale outside them
+  } catch (const std::invalid_argument& e) {
+    return hg::train::usage_error(app, e.what());
+  }
   hg::train::apply_threads(f.threads);
   // Common flags this chapter does not implement are refused, not ignored.
   if (!f.checkpoint.empty() || !f.resume.empty() || f.lr_schedule != "constant" ||
@@ -230,16 +277,11 @@ int main(int argc, char** argv) {
   hg::Device device = hg::Device::CPU;
   if (!hg::train::device_from_flag(f.device, "lesson_10", device)) return 2;
   const int epochs = f.epochs > 0 ? f.epochs : 1;
-  std::vector<std::string> wanted;
-  for (std::string rest = runs_flag + ","; !rest.empty(); rest = rest.substr(rest.find(',') + 1)) {
-    const std::string name = rest.substr(0, rest.find(','));
-    if (name != "fp32" && name != "amp_f16" && name != "amp_bf16") {
-      std::fprintf(stderr, "lesson_10: --runs: unknown run '%s' (expected fp32, amp_f16, amp_bf16)\n",
-                   name.c_str());
-      return 2;
-    }
-    wanted.push_back(name);
-  }
+  const std::vector<std::string> wanted = hg::train::split_list(runs_flag);  // checked by ListOf
+  std::vector<std::string> names;  // every run folder is checked before any work
+  for (const auto& p : wanted) names.push_back(run_name(f, p));
+  const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, false);
+  if (!run_problem.empty()) return hg::train::usage_error(app, run_problem);
 
   try {
     {
@@ -257,23 +299,25 @@ int main(int argc, char** argv) {
                 (long long)train_ds.n, (long long)test_ds.n, epochs, (long long)f.batch_size, f.lr,
                 f.momentum);
     std::vector<RunResult> runs;
-    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, init_scale, train_ds, test_ds));
+    for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, rule, train_ds, test_ds));
 
     std::printf("\n%-9s %9s %9s %9s %9s %10s %9s %12s %13s %8s\n", "precision", "test acc",
                 "macro P", "macro R", "macro F1", "last loss", "s/epoch", "activations",
                 "weight copies", "skipped");
     for (const auto& r : runs)
-      std::printf("%-9s %9.4f %9.4f %9.4f %9.4f %10.4f %9.2f %9.3f MB %10.3f MB %8lld\n",
-                  r.precision.c_str(), r.report.accuracy, r.report.macro_precision,
-                  r.report.macro_recall, r.report.macro_f1, r.last_loss, r.seconds_per_epoch,
-                  r.activation_bytes / 1e6, r.weight_copy_bytes / 1e6, (long long)r.skipped);
-    if (runs.size() >= 2 && runs[0].activation_bytes > 0)
+      if (r.diverged) std::printf("%-9s %s\n", r.precision.c_str(), r.diverged.message().c_str());
+      else std::printf("%-9s %9.4f %9.4f %9.4f %9.4f %10.4f %9.2f %9.3f MB %10.3f MB %8lld\n",
+                       r.precision.c_str(), r.report.accuracy, r.report.macro_precision,
+                       r.report.macro_recall, r.report.macro_f1, r.last_loss, r.seconds_per_epoch,
+                       r.activation_bytes / 1e6, r.weight_copy_bytes / 1e6, (long long)r.skipped);
+    if (runs.size() >= 2 && runs[0].activation_bytes > 0 && !runs[0].diverged)
       for (size_t i = 1; i < runs.size(); ++i)
-        std::printf("%s vs %s: time x%.2f, activation memory x%.2f, accuracy %+.4f\n",
-                    runs[i].precision.c_str(), runs[0].precision.c_str(),
-                    runs[i].seconds_per_epoch / runs[0].seconds_per_epoch,
-                    double(runs[i].activation_bytes) / double(runs[0].activation_bytes),
-                    runs[i].report.accuracy - runs[0].report.accuracy);
+        if (!runs[i].diverged)
+          std::printf("%s vs %s: time x%.2f, activation memory x%.2f, accuracy %+.4f\n",
+                      runs[i].precision.c_str(), runs[0].precision.c_str(),
+                      runs[i].seconds_per_epoch / runs[0].seconds_per_epoch,
+                      double(runs[i].activation_bytes) / double(runs[0].activation_bytes),
+                      runs[i].report.accuracy - runs[0].report.accuracy);
     for (const auto& r : runs) {
       std::printf("%-9s largest |gradient| %.3g (step %lld)", r.precision.c_str(), r.max_grad,
                   (long long)r.max_grad_step);
@@ -282,8 +326,9 @@ int main(int argc, char** argv) {
     }
     if (per_class)
       for (const auto& r : runs)
-        std::printf("\n%s\n%s", r.precision.c_str(),
-                    hg::eval::format_report(r.report, test_ds.class_names).c_str());
+        if (!r.diverged)
+          std::printf("\n%s\n%s", r.precision.c_str(),
+                      hg::eval::format_report(r.report, test_ds.class_names).c_str());
     for (const auto& r : runs)
       if (r.gpu_peak_bytes >= 0)
         std::printf("%-9s GPU memory at its peak: %.1f MB (parameters, gradients, momentum, "
@@ -297,12 +342,17 @@ int main(int argc, char** argv) {
     std::printf("run logs: ");
     for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
     std::printf("(./lab view)\n");
-    for (const auto& r : runs)
-      std::printf("RESULT model=%s device=%s precision=%s epochs=%d batch=%lld seconds_per_epoch=%.2f "
-                  "test_accuracy=%.4f macro_f1=%.4f activation_bytes=%lld gpu_peak_bytes=%lld\n",
-                  f.model.c_str(), hg::device_name(device), r.precision.c_str(), epochs,
-                  (long long)f.batch_size, r.seconds_per_epoch, r.report.accuracy, r.report.macro_f1,
-                  (long long)r.activation_bytes, (long long)r.gpu_peak_bytes);
+    bool diverged = false;
+    for (const auto& r : runs) {
+      diverged = diverged || r.diverged;
+      if (!r.diverged)
+        std::printf("RESULT model=%s device=%s precision=%s epochs=%d batch=%lld seconds_per_epoch=%.2f "
+                    "test_accuracy=%.4f macro_f1=%.4f activation_bytes=%lld gpu_peak_bytes=%lld\n",
+                    f.model.c_str(), hg::device_name(device), r.precision.c_str(), epochs,
+                    (long long)f.batch_size, r.seconds_per_epoch, r.report.accuracy, r.report.macro_f1,
+                    (long long)r.activation_bytes, (long long)r.gpu_peak_bytes);
+    }
+    if (diverged) return hg::train::kExitDiverged;  // the table above says which run and why
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson_10: %s\n", e.what());
     return 1;

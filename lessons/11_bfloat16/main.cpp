@@ -36,6 +36,8 @@
 #include "framework/ops/ops.h"
 #include "framework/optim/sgd.h"
 #include "framework/train/cli.h"
+#include "framework/train/guard.h"
+#include "framework/train/run_folder.h"
 #include "framework/train/step.h"
 
 using hg::DType;
@@ -109,10 +111,15 @@ struct RunResult {
   int64_t activation_bytes = 0;  // of one training step's graph, batch size as given
   int64_t weight_copy_bytes = 0;  // F16 casts of the F32 weights the graph holds (AMP only)
   int64_t skipped = 0;
-  int64_t nonfinite_losses = 0;  // steps whose forward pass produced inf/NaN
   float last_scale = 0;
+  hg::train::Divergence diverged;  // set when the loss or a weight became inf/NaN: the run stopped
   std::string dir;
 };
+
+// runs/<name>/ of one precision's run: "--run-name X" gives X_fp32, X_amp_f16, ...
+std::string run_name(const hg::train::CommonFlags& f, const std::string& precision) {
+  return (f.run_name.empty() ? "11_" + f.model : f.run_name) + "_" + precision;
+}
 
 RunResult train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device, int epochs,
                 int64_t stats_every, double input_scale, const hg::data::ImageDataset& train_ds,
@@ -128,7 +135,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
 
   RunResult r;
   r.precision = precision;
-  r.dir = "runs/" + (f.run_name.empty() ? "11_" + f.model : f.run_name) + "_" + precision;
+  r.dir = hg::train::claim_run_folder(run_name(f, precision), f.overwrite, false);
   hg::io::RunLog log(r.dir, {{"lesson", "11_bfloat16"}, {"model", f.model},
                              {"precision", precision}, {"device", hg::device_name(device)}, {"seed", f.seed},
                              {"args", {{"epochs", epochs}, {"batch_size", f.batch_size},
@@ -138,7 +145,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   hg::amp::GradStatsLogger stats(stats_every);
   int64_t step = 0;
   double seconds = 0;
-  for (int epoch = 0; epoch < epochs; ++epoch) {
+  for (int epoch = 0; epoch < epochs && !r.diverged; ++epoch) {
     auto t0 = std::chrono::steady_clock::now();
     hg::Batch batch;
     while (loader.next(batch)) {
@@ -164,10 +171,18 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
       if (scaler.is_enabled()) log.loss_scale(step, scale_used, !stepped, !stepped);
       r.skipped += !stepped;
       r.last_loss = loss.item();
-      if (!std::isfinite(r.last_loss)) ++r.nonfinite_losses;
       log.scalar(step, "train/loss", r.last_loss, epoch);
+      // A skipped step (gradients overflowed at scale S) leaves the weights as they were and
+      // is the scaler's business; a loss or a weight that is inf/NaN ends the run. An F16
+      // forward pass that overflows gives an inf/NaN loss: no loss scale can help there.
+      r.diverged = hg::train::check_finite_step(step, r.last_loss, model->named_parameters());
+      if (r.diverged) {
+        hg::train::report_divergence(log, "lesson_11: " + precision, r.diverged);
+        break;
+      }
       ++step;
     }
+    if (r.diverged) break;  // no evaluation of a broken model
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.report = hg::eval::classification_report(test_ds.labels, predict(*model, test_ds, amp, low, input_scale, device),
                                                test_ds.num_classes);
@@ -180,7 +195,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   }
   r.seconds_per_epoch = seconds / epochs;
   r.last_scale = scaler.get_scale();
-  log.end("finished");
+  if (!r.diverged) log.end("finished");
   return r;
 }
 
@@ -193,13 +208,15 @@ int main(int argc, char** argv) {
   f.limit_train = 10000;  // 2-core default; --limit-train -1 for all 60000
   hg::train::add_common_flags(app, f);
   int64_t stats_every = 50;
-  app.add_option("--stats-every", stats_every, "log gradient histograms every N steps")
-      ->capture_default_str();
+  app.add_option("--stats-every", stats_every, "log gradient histograms every N steps (0: never)")
+      ->capture_default_str()->check(hg::train::WholeIn(0, hg::train::kMaxWhole, "a number of steps >= 0 (0: never)"));
+  app.get_option("--model")->check(hg::train::OneOf(hg::nn::model_names()));
   std::string runs_flag = "amp_f16,amp_bf16";
   double input_scale = 1.0;
   app.add_option("--input-scale", input_scale, "multiply the images by this (large: F16 overflows)")
-      ->capture_default_str();
-  app.add_option("--runs", runs_flag, "comma list of fp32, amp_f16, amp_bf16")->capture_default_str();
+      ->capture_default_str()->check(hg::train::Positive(std::numeric_limits<float>::max()));
+  app.add_option("--runs", runs_flag, "comma list of fp32, amp_f16, amp_bf16")->capture_default_str()
+      ->check(hg::train::ListOf({"fp32", "amp_f16", "amp_bf16"}));
   bool per_class = false;
   app.add_flag("--per-class", per_class, "print the per-class precision/recall/F1 tables");
   HG_PARSE_FLAGS(app, argc, argv);
@@ -214,16 +231,11 @@ int main(int argc, char** argv) {
   hg::Device device = hg::Device::CPU;
   if (!hg::train::device_from_flag(f.device, "lesson_11", device)) return 2;
   const int epochs = f.epochs > 0 ? f.epochs : 1;
-  std::vector<std::string> wanted;
-  for (std::string rest = runs_flag + ","; !rest.empty(); rest = rest.substr(rest.find(',') + 1)) {
-    const std::string name = rest.substr(0, rest.find(','));
-    if (name != "fp32" && name != "amp_f16" && name != "amp_bf16") {
-      std::fprintf(stderr, "lesson_11: --runs: unknown run '%s' (expected fp32, amp_f16, amp_bf16)\n",
-                   name.c_str());
-      return 2;
-    }
-    wanted.push_back(name);
-  }
+  const std::vector<std::string> wanted = hg::train::split_list(runs_flag);  // checked by ListOf
+  std::vector<std::string> names;  // every run folder is checked before any work
+  for (const auto& p : wanted) names.push_back(run_name(f, p));
+  const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, false);
+  if (!run_problem.empty()) return hg::train::usage_error(app, run_problem);
 
   try {
     show_formats();
@@ -239,33 +251,41 @@ int main(int argc, char** argv) {
     std::vector<RunResult> runs;
     for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, input_scale, train_ds, test_ds));
 
-    std::printf("\n%-9s %9s %9s %10s %10s %14s %8s %10s %11s\n", "precision", "test acc",
-                "macro F1", "last loss", "s/epoch", "activations", "skipped", "inf loss", "last scale");
+    std::printf("\n%-9s %9s %9s %10s %10s %14s %8s %11s\n", "precision", "test acc",
+                "macro F1", "last loss", "s/epoch", "activations", "skipped", "last scale");
     for (const auto& r : runs)
-      std::printf("%-9s %9.4f %9.4f %10.4f %10.2f %11.2f MB %8lld %10lld %11g\n",
-                  r.precision.c_str(), r.report.accuracy, r.report.macro_f1, r.last_loss,
-                  r.seconds_per_epoch, r.activation_bytes / 1e6, (long long)r.skipped,
-                  (long long)r.nonfinite_losses, r.precision == "amp_f16" ? double(r.last_scale) : 0.0);
-    if (runs.size() >= 2 && runs[0].activation_bytes > 0)
+      if (r.diverged) std::printf("%-9s %s\n", r.precision.c_str(), r.diverged.message().c_str());
+      else std::printf("%-9s %9.4f %9.4f %10.4f %10.2f %11.2f MB %8lld %11g\n",
+                       r.precision.c_str(), r.report.accuracy, r.report.macro_f1, r.last_loss,
+                       r.seconds_per_epoch, r.activation_bytes / 1e6, (long long)r.skipped,
+                       r.precision == "amp_f16" ? double(r.last_scale) : 0.0);
+    if (runs.size() >= 2 && runs[0].activation_bytes > 0 && !runs[0].diverged)
       for (size_t i = 1; i < runs.size(); ++i)
-        std::printf("%s vs %s: time x%.2f, activation memory x%.2f, accuracy %+.4f\n",
-                    runs[i].precision.c_str(), runs[0].precision.c_str(),
-                    runs[i].seconds_per_epoch / runs[0].seconds_per_epoch,
-                    double(runs[i].activation_bytes) / double(runs[0].activation_bytes),
-                    runs[i].report.accuracy - runs[0].report.accuracy);
+        if (!runs[i].diverged)
+          std::printf("%s vs %s: time x%.2f, activation memory x%.2f, accuracy %+.4f\n",
+                      runs[i].precision.c_str(), runs[0].precision.c_str(),
+                      runs[i].seconds_per_epoch / runs[0].seconds_per_epoch,
+                      double(runs[i].activation_bytes) / double(runs[0].activation_bytes),
+                      runs[i].report.accuracy - runs[0].report.accuracy);
     if (per_class)
       for (const auto& r : runs)
-        std::printf("\n%s\n%s", r.precision.c_str(),
-                    hg::eval::format_report(r.report, test_ds.class_names).c_str());
+        if (!r.diverged)
+          std::printf("\n%s\n%s", r.precision.c_str(),
+                      hg::eval::format_report(r.report, test_ds.class_names).c_str());
     std::printf("\nactivations: bytes the autograd graph of one training step keeps for backward "
                 "(batch %lld)\nrun logs: ", (long long)f.batch_size);
     for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
     std::printf("(./lab view)\n");
-    for (const auto& r : runs)
-      std::printf("RESULT model=%s device=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
-                  "test_accuracy=%.4f activation_bytes=%lld\n", f.model.c_str(),
-                  hg::device_name(device), r.precision.c_str(), epochs, r.seconds_per_epoch,
-                  r.report.accuracy, (long long)r.activation_bytes);
+    bool diverged = false;
+    for (const auto& r : runs) {
+      diverged = diverged || r.diverged;
+      if (!r.diverged)
+        std::printf("RESULT model=%s device=%s precision=%s epochs=%d seconds_per_epoch=%.2f "
+                    "test_accuracy=%.4f activation_bytes=%lld\n", f.model.c_str(),
+                    hg::device_name(device), r.precision.c_str(), epochs, r.seconds_per_epoch,
+                    r.report.accuracy, (long long)r.activation_bytes);
+    }
+    if (diverged) return hg::train::kExitDiverged;  // the table above says which run and why
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson_11: %s\n", e.what());
     return 1;

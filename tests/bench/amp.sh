@@ -56,7 +56,7 @@ echo
 for model in mlp smallcnn; do
   echo "== $model: one epoch of $LIMIT images, batch 128 =="
   "$L10" --model "$model" --epochs 1 --limit-train "$LIMIT" --limit-test 1000 \
-         --runs fp32,amp_f16,amp_bf16 --run-name "bench_amp_$model" --stats-every 0 \
+         --runs fp32,amp_f16,amp_bf16 --run-name "bench_amp_$model" --overwrite --stats-every 0 \
          >"$TMP/$model.txt" 2>&1 || { cat "$TMP/$model.txt"; exit 1; }
   table "$TMP/$model.txt"
   echo
@@ -65,7 +65,7 @@ if [ "$GPU" = yes ]; then
   for model in mlp smallcnn resnet50; do
     echo "== GPU, $model: one epoch of $GPU_LIMIT images, batch 128 (--device cuda) =="
     "$L10" --device cuda --model "$model" --epochs 1 --limit-train "$GPU_LIMIT" --limit-test 2000 \
-           --runs fp32,amp_f16,amp_bf16 --run-name "bench_amp_gpu_$model" --stats-every 0 \
+           --runs fp32,amp_f16,amp_bf16 --run-name "bench_amp_gpu_$model" --overwrite --stats-every 0 \
            >"$TMP/gpu_$model.txt" 2>&1 || { cat "$TMP/gpu_$model.txt"; exit 1; }
     table "$TMP/gpu_$model.txt"
     echo
@@ -76,7 +76,7 @@ if [ "$GPU" = yes ]; then
           printf "GOAL AMP >= 2x faster than FP32 on ResNet-50 (GPU): %.2fx %s\n", s, s >= 2 ? "MET" : "NOT MET" }'
   # Twice the batch in the same memory? AMP at batch 256 against FP32 at 128 (the run above).
   "$L10" --device cuda --model resnet50 --epochs 1 --limit-train "$GPU_LIMIT" --limit-test 2000 \
-         --batch-size 256 --runs amp_f16 --run-name bench_amp_gpu_resnet50_b256 --stats-every 0 \
+         --batch-size 256 --runs amp_f16 --run-name bench_amp_gpu_resnet50_b256 --overwrite --stats-every 0 \
          >"$TMP/gpu_resnet50_b256.txt" 2>&1 || { cat "$TMP/gpu_resnet50_b256.txt"; exit 1; }
   cat "$TMP/gpu_resnet50.txt" "$TMP/gpu_resnet50_b256.txt" | grep '^RESULT' | awk '
     { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } m[v["precision"] "@" v["batch"]] = v["gpu_peak_bytes"] }

@@ -59,7 +59,7 @@ field() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" <<<"$2"; }
 rows=()
 for model in $MODELS; do
   echo "-- halfgrad: lesson_02 --model $model --epochs 1 --threads $THREADS"
-  hg_out=$(OMP_NUM_THREADS="$THREADS" "$LESSON" --model "$model" --epochs 1 --threads "$THREADS" 2>&1)
+  hg_out=$(OMP_NUM_THREADS="$THREADS" "$LESSON" --model "$model" --epochs 1 --threads "$THREADS" --overwrite 2>&1)
   hg_rc=$?
   hg_line=$(grep '^RESULT' <<<"$hg_out" | tail -n 1)
   [ $hg_rc -eq 0 ] && [ -n "$hg_line" ] || { tail -n 5 <<<"$hg_out"; echo "lesson_02 failed (exit $hg_rc)"; }

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "cuda/gemm/matmul.h"
+#include "cuda/gemm/validate.h"
 #include "framework/halfgrad.h"
 #include "framework/nn/models/mlp.h"
 #include "framework/nn/models/small_cnn.h"
@@ -192,6 +194,11 @@ void test_conv_pool(hg::test::Checker& t) {
              [](auto& v) { return hg::conv2d(v[0], v[1], v[2], 1, 1); }, 4);
     check_op(t, "conv2d 3x3 s2 p0", {{{2, 3, 9, 8}}, {{4, 3, 3, 3}}}, dt,
              [](auto& v) { return hg::conv2d(v[0], v[1], Tensor(), 2, 0); }, 4);
+    // A batch too large for one GEMM (144 x 1024 column values per image, 113 images per
+    // GEMM: cuda/ops/conv_index.h), so the second GEMM's offsets are checked too.
+    if (!hg::test::small_run())
+      check_op(t, "conv2d N=120 (two GEMMs) 3x3 s1 p1 +b", {{{120, 16, 32, 32}, -1, 1}, {{16, 16, 3, 3}, -0.3, 0.3}, {{16}}},
+               dt, [](auto& v) { return hg::conv2d(v[0], v[1], v[2], 1, 1); }, 8);
     check_op(t, "max_pool2d 2 s2", {{{2, 3, 8, 6}}}, dt, [](auto& v) { return hg::max_pool2d(v[0], 2, 2, 0); });
     check_op(t, "max_pool2d 3 s2 p1", {{{2, 3, 9, 7}}}, dt, [](auto& v) { return hg::max_pool2d(v[0], 3, 2, 1); });
     check_op(t, "avg_pool2d 3 s2 p1", {{{2, 3, 9, 7}}}, dt, [](auto& v) { return hg::avg_pool2d(v[0], 3, 2, 1); });
@@ -211,6 +218,8 @@ void test_batch_norm(hg::test::Checker& t) {
       };
       const std::string name = training ? "batch_norm2d train" : "batch_norm2d eval";
       check_op(t, name, {{{3, 4, 5, 6}}, {{4}, 0.5, 1.5}, {{4}}}, dt, op, 4);
+      // 4 x 64 x 64 = 16,384 values per channel: 16 slices (blocks) per channel, summed through partials
+      check_op(t, name + " (4,4,64,64) 16 slices", {{{4, 4, 64, 64}, 1, 3}, {{4}, 0.5, 1.5}, {{4}}}, dt, op, 4);
       if (training) {
         t.close(name + " running_mean " + name_of(dt), rm_g.to_vector(), rm_c.to_vector(), 1e-5, 1e-4);
         t.close(name + " running_var " + name_of(dt), rv_g.to_vector(), rv_c.to_vector(), 1e-5, 1e-4);
@@ -282,6 +291,48 @@ void test_models(hg::test::Checker& t) {
                  {8, 1, 28, 28});
 }
 
+// F32 matmul and conv2d with TF32 allowed (hg::cuda::set_allow_tf32): small integers are TF32
+// values, so the result must equal the CPU's F32 result bit for bit, forward and backward;
+// random inputs are rounded to 10 mantissa bits, so they agree to TF32's precision only.
+void test_tf32(hg::test::Checker& t) {
+  const bool sm80 = hg::cuda::device_info(0).major >= 8;
+  hg::cuda::set_allow_tf32(true);
+  auto ints = [](const Shape& s, uint64_t seed) {
+    std::vector<float> v(hg::shape_numel(s));
+    hg::cuda::gemm::fill_small_integers(v, seed);
+    return Tensor::from_vector(v, s);
+  };
+  const Tensor x = ints({3, 4, 9, 8}, 1), w = ints({6, 4, 3, 3}, 2), b = ints({6}, 3), up = ints({3, 6, 9, 8}, 4);
+  std::vector<Tensor> cpu = {x.detach(), w.detach(), b.detach()}, gpu;
+  for (Tensor& c : cpu) c.requires_grad_();
+  for (const Tensor& c : cpu) gpu.push_back(c.detach().to(Device::CUDA).requires_grad_());
+  Tensor yc = hg::conv2d(cpu[0], cpu[1], cpu[2], 1, 1), yg = hg::conv2d(gpu[0], gpu[1], gpu[2], 1, 1);
+  t.exact("conv2d F32 with TF32 allowed, small integers: forward", yg.to_vector(), yc.to_vector());
+  yc.backward(up);
+  yg.backward(up.to(Device::CUDA));
+  const char* names[] = {"dx", "dw", "db"};
+  for (int i = 0; i < 3; ++i)
+    t.exact(std::string("conv2d F32 with TF32 allowed, small integers: ") + names[i], gpu[i].grad().to_vector(),
+            cpu[i].grad().to_vector());
+  const Tensor A = ints({40, 70}, 5), B = ints({70, 33}, 6);
+  t.exact("matmul F32 with TF32 allowed, small integers", hg::matmul(A.to(Device::CUDA), B.to(Device::CUDA)).to_vector(),
+          hg::matmul(A, B).to_vector());
+  // Random values: TF32 keeps 11 significant bits of each operand (relative error 2^-11 each).
+  hg::Generator gen(9);
+  const Tensor R = Tensor::uniform({40, 70}, -1, 1, gen), S = Tensor::uniform({70, 33}, -1, 1, gen);
+  const std::vector<float> want = hg::matmul(R, S).to_vector();
+  t.close("matmul F32 with TF32 allowed, random [-1, 1], K = 70", hg::matmul(R.to(Device::CUDA), S.to(Device::CUDA)).to_vector(),
+          want, 70 * 2 * 0x1p-11, 0);
+  if (sm80) {  // and it is TF32, not F32: 1 + 2^-20 is not a TF32 value
+    std::vector<float> identity(256, 0.0f);
+    for (int i = 0; i < 16; ++i) identity[i * 16 + i] = 1.0f;
+    const Tensor one = Tensor::full({16, 16}, 1.0 + 0x1p-20), eye = Tensor::from_vector(identity, {16, 16});
+    t.exact("matmul F32 with TF32 allowed rounds 1 + 2^-20 to 1", hg::matmul(one.to(Device::CUDA), eye.to(Device::CUDA)).to_vector(),
+            std::vector<float>(256, 1.0f));
+  }
+  hg::cuda::set_allow_tf32(false);
+}
+
 void run(hg::test::Checker& t) {
   test_transfers(t);
   test_elementwise(t);
@@ -293,6 +344,7 @@ void run(hg::test::Checker& t) {
   test_softmax_losses(t);
   test_dropout(t);
   test_models(t);
+  test_tf32(t);
 }
 
 }  // namespace

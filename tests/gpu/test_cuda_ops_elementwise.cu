@@ -47,11 +47,11 @@ void test_binary(hg::test::Checker& t) {
     binary_scalar(Binary::Sub, dt, da.ptr(), 3.0f, dy.ptr(), 20);
     std::vector<float> want(20);
     for (int k = 0; k < 20; ++k) want[k] = round_to(dt, a[k] - 3.0f);
-    t.close(tag("a - 3", dt), std::vector<float>(dy.to_host().begin(), dy.to_host().begin() + 20), want, 1e-6, storage_rtol(dt));
+    t.close(tag("a - 3", dt), hg::test::head(dy.to_host(), 20), want, 1e-6, storage_rtol(dt));
     binary_scalar(Binary::Div, dt, db.ptr(), 3.0f, dy.ptr(), 3, /*scalar_first=*/true);
     for (int k = 0; k < 3; ++k) want[k] = round_to(dt, 3.0f / b[k]);
-    t.close(tag("3 / b", dt), std::vector<float>(dy.to_host().begin(), dy.to_host().begin() + 3),
-            std::vector<float>(want.begin(), want.begin() + 3), 1e-6, storage_rtol(dt));
+    t.close(tag("3 / b", dt), hg::test::head(dy.to_host(), 3),
+            hg::test::head(want, 3), 1e-6, storage_rtol(dt));
 
     // sum_to: the gradient of b (3, 1) from dY (4, 3, 5) sums over x and z.
     const auto g = round_to(dt, uniform(60, -1, 1, 3));

@@ -90,34 +90,63 @@ void test_cross_entropy(hg::test::Checker& t) {
   t.expect("cross_entropy with a class id out of range -> NaN", std::isnan(loss.to_host()[0]));
 }
 
+// im2col / col2im over a batch: image n's columns are columns n·P .. n·P + P − 1 of (CKK, N·P),
+// which is the CPU's im2col of image n written with a row stride of N·P.
 void test_im2col(hg::test::Checker& t) {
-  struct G { int64_t C, H, W, K, s, p; };
-  for (G c : {G{3, 9, 8, 3, 1, 1}, G{2, 11, 11, 5, 2, 2}, G{4, 6, 7, 2, 2, 0}}) {
+  struct G { int64_t N, C, H, W, K, s, p; };
+  for (G c : {G{1, 3, 9, 8, 3, 1, 1}, G{3, 2, 11, 11, 5, 2, 2}, G{5, 4, 6, 7, 2, 2, 0}}) {
     ConvGeometry g;
     g.C = c.C; g.H = c.H; g.W = c.W; g.KH = g.KW = c.K; g.stride_h = g.stride_w = c.s; g.pad_h = g.pad_w = c.p;
     hg::cpu::ConvGeometry cg;
     cg.C = c.C; cg.H = c.H; cg.W = c.W; cg.KH = cg.KW = c.K; cg.stride_h = cg.stride_w = c.s; cg.pad_h = cg.pad_w = c.p;
-    const int64_t P = g.positions(), CKK = g.patch(), ld = P + 5;  // a row stride wider than P
-    const std::string shape = " C" + std::to_string(c.C) + " " + std::to_string(c.H) + "x" + std::to_string(c.W) +
-                              " k" + std::to_string(c.K) + " s" + std::to_string(c.s) + " p" + std::to_string(c.p);
-    const auto x = uniform(c.C * c.H * c.W, -1, 1, 5);
-    std::vector<float> want(CKK * ld, 0.0f);
-    hg::cpu::im2col(x.data(), cg, want.data(), ld);
+    const int64_t P = g.positions(), CKK = g.patch(), NP = c.N * P, image = c.C * c.H * c.W;
+    const std::string shape = " N" + std::to_string(c.N) + " C" + std::to_string(c.C) + " " + std::to_string(c.H) +
+                              "x" + std::to_string(c.W) + " k" + std::to_string(c.K) + " s" + std::to_string(c.s) +
+                              " p" + std::to_string(c.p);
+    const auto x = uniform(c.N * image, -1, 1, 5);
     for (Dtype dt : hg::test::kAllDtypes) {
       const auto xr = round_to(dt, x);
-      Typed dx(dt, xr), cols(dt, std::vector<float>(CKK * ld, 0.0f));
-      im2col(dt, dx.ptr(), g, cols.ptr(), ld);
-      std::vector<float> want_r(CKK * ld, 0.0f);
-      hg::cpu::im2col(xr.data(), cg, want_r.data(), ld);
-      t.exact(tag("im2col" + shape, dt), cols.to_host(), want_r);  // a pure copy: bit-exact
+      Typed dx(dt, xr), cols(dt, std::vector<float>(CKK * NP, 0.0f));
+      im2col(dt, dx.ptr(), c.N, g, cols.ptr());
+      std::vector<float> want(CKK * NP, 0.0f);
+      for (int64_t n = 0; n < c.N; ++n) hg::cpu::im2col(xr.data() + n * image, cg, want.data() + n * P, NP);
+      t.exact(tag("im2col" + shape, dt), cols.to_host(), want, size_t(NP));  // a pure copy: bit-exact
     }
     // col2im of random columns vs the CPU's col2im (sums of up to K*K terms: F32 tolerance)
-    const auto cols_v = uniform(CKK * ld, -1, 1, 6);
-    std::vector<float> want_x(c.C * c.H * c.W);
-    hg::cpu::col2im(cols_v.data(), cg, ld, want_x.data());
-    Typed dcols(Dtype::F32, cols_v), dxo(Dtype::F32, c.C * c.H * c.W);
-    col2im(Dtype::F32, dcols.ptr(), g, ld, dxo.ptr());
+    const auto cols_v = uniform(CKK * NP, -1, 1, 6);
+    std::vector<float> want_x(c.N * image);
+    for (int64_t n = 0; n < c.N; ++n) hg::cpu::col2im(cols_v.data() + n * P, cg, NP, want_x.data() + n * image);
+    Typed dcols(Dtype::F32, cols_v), dxo(Dtype::F32, c.N * image);
+    col2im(Dtype::F32, dcols.ptr(), c.N, g, dxo.ptr());
     t.close("col2im" + shape + " F32", dxo.to_host(), want_x, 1e-6, 1e-6);
+  }
+}
+
+// The axis swaps around the convolution's GEMM: dy (N, F, P) -> (F, N, P), and the F32 GEMM
+// result (F, N, P) -> y (N, F, P) + bias, rounded once to the output dtype.
+void test_conv_swaps(hg::test::Checker& t) {
+  const int64_t N = 3, F = 5, P = 7;
+  const auto x = uniform(N * F * P, -2, 2, 9), bias = uniform(F, -1, 1, 10);
+  std::vector<float> swapped(N * F * P), out(N * F * P);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t f = 0; f < F; ++f)
+      for (int64_t p = 0; p < P; ++p) swapped[(f * N + n) * P + p] = x[(n * F + f) * P + p];
+  for (Dtype dt : hg::test::kAllDtypes) {
+    const auto xr = round_to(dt, x);
+    Typed dx(dt, xr), dy(dt, N * F * P);
+    swap01(dt, dx.ptr(), F, N, P, dy.ptr());
+    std::vector<float> want(N * F * P);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t f = 0; f < F; ++f)
+        for (int64_t p = 0; p < P; ++p) want[(f * N + n) * P + p] = xr[(n * F + f) * P + p];
+    t.exact(tag("swap01 (3,5,7) -> (5,3,7)", dt), dy.to_host(), want, size_t(P));
+    // conv_output: acc (F, N, P) F32 -> y (N, F, P) in dt, + bias
+    Typed acc(Dtype::F32, swapped), b(Dtype::F32, bias), y(dt, N * F * P);
+    conv_output(static_cast<const float*>(acc.ptr()), static_cast<const float*>(b.ptr()), N, F, P, dt, y.ptr());
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t f = 0; f < F; ++f)
+        for (int64_t p = 0; p < P; ++p) out[(n * F + f) * P + p] = round_to(dt, x[(n * F + f) * P + p] + bias[f]);
+    t.exact(tag("conv_output (5,3,7) -> (3,5,7) + bias", dt), y.to_host(), out, size_t(P));
   }
 }
 
@@ -301,6 +330,7 @@ void run(hg::test::Checker& t) {
   test_softmax(t);
   test_cross_entropy(t);
   test_im2col(t);
+  test_conv_swaps(t);
   test_pooling(t);
   test_batch_norm(t);
   test_optimizers(t);

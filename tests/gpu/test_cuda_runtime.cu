@@ -2,10 +2,12 @@
 // and the error messages of HG_CUDA_CHECK / device_malloc on real failures.
 #include "tests/gpu/gpu_test.h"
 
+#include "cuda/gemm/ladder.h"
 #include "cuda/runtime/check.h"
 
 #include <cstdint>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 
 static void run(hg::test::Checker& t) {
@@ -60,6 +62,34 @@ static void run(hg::test::Checker& t) {
   try { HG_CUDA_CHECK(cudaMemcpy(nullptr, h.data(), 16, cudaMemcpyHostToDevice)); } catch (const std::runtime_error& e) { msg = e.what(); }
   t.expect("HG_CUDA_CHECK on a bad cudaMemcpy", msg.find("test_cuda_runtime.cu:") != std::string::npos &&
                                                     msg.find("cudaError") != std::string::npos, msg);
+
+  // A temporary goes back when an exception leaves its scope (DeviceTemp).
+  const size_t live1 = live_bytes();
+  try {
+    DeviceTemp tmp(4096);
+    throw std::runtime_error("a failing launch");
+  } catch (const std::runtime_error&) {}
+  t.expect("DeviceTemp freed when an exception leaves its scope", live_bytes() == live1, std::to_string(live_bytes() - live1));
+
+  // ... and the launchers' temporaries with it: a tensor-core rung pads this C to 1,048,576 x 16,
+  // allocates the padded copies, then refuses the grid (65,536 row tiles of 16: one more than
+  // gridDim.y allows); the padded copies must go back.
+  {
+    const int M = 1048576, N = 1, K = 1;
+    void* A = device_malloc(size_t(M) * K * 2);
+    void* B = device_malloc(size_t(K) * N * 2);
+    void* C = device_malloc(size_t(M) * N * 4);
+    const size_t live2 = live_bytes();
+    std::string refused;
+    try {
+      gemm::gemm_05_wmma(M, N, K, static_cast<const __half*>(A), static_cast<const __half*>(B), static_cast<float*>(C));
+    } catch (const std::length_error& e) { refused = e.what(); }
+    t.expect("rung 05 refuses 65536 row tiles with a message", refused.find("65535") != std::string::npos, refused);
+    t.expect("... and its padded copies are freed", live_bytes() == live2, std::to_string(live_bytes() - live2));
+    device_free(A);
+    device_free(B);
+    device_free(C);
+  }
 
   // Freeing a pointer the allocator never gave out is refused.
   bool threw = false;

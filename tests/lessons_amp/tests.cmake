@@ -5,7 +5,7 @@
 foreach(nn 07 08 09 10 11)
   if(TARGET lesson_${nn})
     add_test(NAME lesson_${nn}_bad_runs_exits_2
-             COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/../lessons/expect_error.sh 2 "--runs: unknown run"
+             COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/../lessons/expect_error.sh 2 "--runs: 'nonsense' is not one of"
                      $<TARGET_FILE:lesson_${nn}> --runs nonsense)
     set_tests_properties(lesson_${nn}_bad_runs_exits_2 PROPERTIES LABELS "lesson")
   endif()
@@ -17,7 +17,7 @@ if(TARGET lesson_10)
   # --device auto: the GPU when there is one, else the CPU after one line on stderr.
   add_test(NAME lesson_10_small_run
            COMMAND lesson_10 --epochs 1 --limit-train 512 --limit-test 200 --runs fp32,amp_f16
-                   --run-name test_lesson_10 --threads 1 --device auto)
+                   --run-name test_lesson_10 --overwrite --threads 1 --device auto)
   set_tests_properties(lesson_10_small_run PROPERTIES
     WORKING_DIRECTORY ${CMAKE_BINARY_DIR}
     PASS_REGULAR_EXPRESSION "RESULT model=mlp device=(cpu|cuda) precision=amp_f16 epochs=1 batch=128 seconds_per_epoch=[0-9.]+ test_accuracy=0\\.[0-9]+"

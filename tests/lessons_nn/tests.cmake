@@ -11,7 +11,7 @@ if(TARGET lesson_02)
   # run log, and the RESULT line benchmarks parse.
   add_test(NAME lesson_02_small_run
            COMMAND lesson_02 --model mlp --epochs 1 --limit-train 2000 --limit-test 500
-                   --run-name test_lesson_02 --threads 1)
+                   --run-name test_lesson_02 --overwrite --threads 1)
   set_tests_properties(lesson_02_small_run PROPERTIES
     WORKING_DIRECTORY ${CMAKE_BINARY_DIR}
     PASS_REGULAR_EXPRESSION "RESULT model=mlp precision=fp32 epochs=1 seconds_per_epoch=[0-9.]+ test_accuracy=0\\.[0-9]+"

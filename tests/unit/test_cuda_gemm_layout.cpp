@@ -4,16 +4,22 @@
 //
 //   coverage     every thread -> element map visits each element of its tile exactly once
 //   coalescing   the 32 lanes of a warp touch 1 (rung 02) vs 32 (rung 01) cache lines of C
-//   banks        every shared-memory access of rungs 03, 04, 06/07 is conflict-free, and the
-//                layouts the comments warn against are caught as conflicting
-//   alignment    the 16-byte copies and 32-byte fragment pointers of rungs 06/07 are aligned
+//   banks        every shared-memory access of rungs 03, 04, 07/08 is conflict-free (16-bit
+//                formats: the ldmatrix model; TF32: the mma.m16n8k8 model of bank_model.h),
+//                rung 06's fragment loads conflict as its comment says, and the layouts the
+//                comments warn against are caught as conflicting
+//   alignment    the 16-byte copies and 32-byte fragment pointers of rungs 06-08 are aligned
+//   limits       64-bit offsets, padded sizes, grid.y and the row slabs of a tall C
 #include <doctest/doctest.h>
 
 #include "cuda/gemm/bank_model.h"
 #include "cuda/gemm/layout.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 using namespace hg::cuda::gemm;
@@ -181,26 +187,29 @@ TEST_CASE("rung 05: one 16 x 16 tile per warp covers C once (padded sizes)") {
   CHECK(v.all_once());
 }
 
-TEST_CASE("rungs 06/07: warps' fragments tile the block, copies cover the tiles, all aligned") {
-  using R = Rung06;
+// Rungs 06-08 for one element size E (2: F16/BF16, 4: TF32) and one tile layout R.
+template <int E, class R>
+void check_tiles_cover_and_align(Coord (*a_chunk)(int, int)) {
   Visits frag(R::BM, R::BN), a(R::BM, R::BK), b(R::BK, R::BN);
   for (int w = 0; w < R::kWarps; ++w)
     for (int i = 0; i < R::FM; ++i)
       for (int j = 0; j < R::FN; ++j) {
-        const Coord c = rung06_fragment(w, i, j);
+        const Coord c = wmma_fragment(w, i, j);
         for (int r = 0; r < kWmma; ++r)
           for (int s = 0; s < kWmma; ++s) CHECK(frag.add({c.row + r, c.col + s}));
         // load_matrix_sync needs 256-bit (32-byte) aligned pointers: A fragment at (row, kk), B at (kk, col)
-        for (int kk = 0; kk < R::BK; kk += kWmma) {
-          CHECK(smem_index(c.row, kk, R::A_LD) * 2 % 32 == 0);
-          CHECK(smem_index(kk, c.col, R::B_LD) * 2 % 32 == 0);
+        for (int kk = 0; kk < R::BK; kk += R::FK) {
+          CHECK(smem_index(c.row, kk, R::A_LD) * E % 32 == 0);
+          CHECK(smem_index(kk, c.col, R::B_LD) * E % 32 == 0);
         }
       }
+  CHECK(R::A_LD * E % 16 == 0);  // leading dimensions: multiples of 16 bytes
+  CHECK(R::B_LD * E % 16 == 0);
   for (int t = 0; t < R::kThreads; ++t)
-    for (int p = 0; p < 2; ++p) {
-      const Coord ca = rung06_a_chunk(t, p), cb = rung06_b_chunk(t, p);
-      CHECK(smem_index(ca.row, ca.col, R::A_LD) * 2 % 16 == 0);   // 16-byte copies, aligned
-      CHECK(smem_index(cb.row, cb.col, R::B_LD) * 2 % 16 == 0);
+    for (int p = 0; p < R::kChunksPerThread; ++p) {
+      const Coord ca = a_chunk(t, p), cb = wmma_b_chunk<E>(t, p);
+      CHECK(smem_index(ca.row, ca.col, R::A_LD) * E % 16 == 0);   // 16-byte copies, aligned
+      CHECK(smem_index(cb.row, cb.col, R::B_LD) * E % 16 == 0);
       for (int h = 0; h < R::kChunk; ++h) {
         CHECK(a.add({ca.row, ca.col + h}));
         CHECK(b.add({cb.row, cb.col + h}));
@@ -211,43 +220,136 @@ TEST_CASE("rungs 06/07: warps' fragments tile the block, copies cover the tiles,
   CHECK(b.all_once());
 }
 
-// Worst conflict degree of all fragment loads (ldmatrix model) of rung 06/07 for given row strides.
-static int worst_fragment_load(int a_ld, int b_ld) {
-  using R = Rung06;
+TEST_CASE("rungs 06-08: warps' fragments tile the block, copies cover the tiles, all aligned") {
+  CHECK(WmmaTiles<2>::BK == 32);
+  CHECK(WmmaTiles<4>::BK == 16);
+  CHECK(WmmaTiles<2>::kChunksPerThread == 2);
+  CHECK(WmmaTiles<4>::kChunksPerThread == 2);
+  check_tiles_cover_and_align<2, Rung06<2>>(rung06_a_chunk<2>);
+  check_tiles_cover_and_align<4, Rung06<4>>(rung06_a_chunk<4>);
+  check_tiles_cover_and_align<2, Rung07<2>>(rung07_a_chunk<2>);
+  check_tiles_cover_and_align<4, Rung07<4>>(rung07_a_chunk<4>);
+}
+
+// Worst conflict degree over all fragment loads of one step of rungs 06-08 for element size E
+// and leading dimensions a_ld, b_ld (in elements). E = 2: ldmatrix; E = 4: the TF32 model.
+template <int E>
+int worst_fragment_load(int a_ld, int b_ld) {
+  using R = WmmaTiles<E>;
   int worst = 0;
   for (int w = 0; w < R::kWarps; ++w)
-    for (int kk = 0; kk < R::BK; kk += kWmma) {
-      for (int i = 0; i < R::FM; ++i)
-        worst = std::max(worst, bank_conflict_ways(ldmatrix_x4_addresses(rung06_fragment(w, i, 0).row, kk, a_ld), 16));
-      for (int j = 0; j < R::FN; ++j)
-        worst = std::max(worst, bank_conflict_ways(ldmatrix_x4_addresses(kk, rung06_fragment(w, 0, j).col, b_ld), 16));
+    for (int kk = 0; kk < R::BK; kk += R::FK) {
+      for (int i = 0; i < R::FM; ++i) {
+        const int row = wmma_fragment(w, i, 0).row;
+        if (E == 2) worst = std::max(worst, bank_conflict_ways(ldmatrix_x4_addresses(row, kk, a_ld), 16));
+        else
+          for (const auto& load : tf32_fragment_a_loads(row, kk, a_ld)) worst = std::max(worst, bank_conflict_ways(load, 4));
+      }
+      for (int j = 0; j < R::FN; ++j) {
+        const int col = wmma_fragment(w, 0, j).col;
+        if (E == 2) worst = std::max(worst, bank_conflict_ways(ldmatrix_x4_addresses(kk, col, b_ld), 16));
+        else
+          for (const auto& load : tf32_fragment_b_loads(kk, col, b_ld)) worst = std::max(worst, bank_conflict_ways(load, 4));
+      }
     }
   return worst;
 }
 
-TEST_CASE("rungs 06/07: the skewed layout is free of bank conflicts; other skews are not") {
-  using R = Rung06;
-  CHECK(worst_fragment_load(R::A_LD, R::B_LD) == 1);          // SKEW = 8 halves
-  CHECK(worst_fragment_load(R::BK, R::B_LD) == 4);            // A unskewed: rows 64 B apart
-  CHECK(worst_fragment_load(R::A_LD, R::BN) == 8);            // B unskewed: rows 256 B apart
-  CHECK(worst_fragment_load(R::BK + 16, R::BN + 16) == 2);    // SKEW = 16 halves: 2-way
+TEST_CASE("rung 06 -> 07: the skew removes the fragment loads' bank conflicts, other skews do not") {
+  // 16-bit formats (ldmatrix): unpadded rows conflict 4-way (A, 64 bytes) and 8-way (B, 256 bytes)
+  CHECK(worst_fragment_load<2>(Rung06<2>::A_LD, Rung07<2>::B_LD) == 4);
+  CHECK(worst_fragment_load<2>(Rung07<2>::A_LD, Rung06<2>::B_LD) == 8);
+  CHECK(worst_fragment_load<2>(Rung06<2>::A_LD, Rung06<2>::B_LD) == 8);    // rung 06
+  CHECK(worst_fragment_load<2>(Rung07<2>::A_LD, Rung07<2>::B_LD) == 1);    // rung 07: SKEW = 8 halves
+  CHECK(worst_fragment_load<2>(32 + 16, 128 + 16) == 2);                   // SKEW = 16 halves: 2-way
+  // TF32 (the mma.m16n8k8 model): 4-way unpadded; A needs 4 floats of skew, B 8
+  CHECK(worst_fragment_load<4>(Rung06<4>::A_LD, Rung06<4>::B_LD) == 4);    // rung 06
+  CHECK(worst_fragment_load<4>(Rung07<4>::A_LD, Rung07<4>::B_LD) == 1);    // rung 07
+  CHECK(worst_fragment_load<4>(Rung07<4>::A_LD, 128 + 4) == 2);            // B skewed by 16 bytes only
+  CHECK(worst_fragment_load<4>(16 + 8, Rung07<4>::B_LD) == 2);             // A skewed by 32 bytes
+  CHECK(Rung07<2>::A_LD * 2 == 80);
+  CHECK(Rung07<4>::A_LD * 4 == 80);
+  CHECK(Rung07<2>::B_LD * 2 == 272);
+  CHECK(Rung07<4>::B_LD * 4 == 544);
+}
 
-  // The tile copies (16-byte stores, 8 lanes per phase), with the chosen maps ...
-  int worst = 0, worst_row_by_row = 0;
+// Worst conflict degree of the 16-byte tile copies (8 lanes per phase) with a given A map.
+template <int E>
+int worst_copy(Coord (*a_chunk)(int, int), int a_ld, int b_ld) {
+  using R = WmmaTiles<E>;
+  int worst = 0;
   for (int w = 0; w < R::kWarps; ++w)
-    for (int p = 0; p < 2; ++p) {
-      std::vector<uint32_t> sa(32), sb(32), row_by_row(32);
+    for (int p = 0; p < R::kChunksPerThread; ++p) {
+      std::vector<uint32_t> sa(32), sb(32);
       for (int lane = 0; lane < 32; ++lane) {
-        const int t = w * 32 + lane, q = t + R::kThreads * p;
-        const Coord ca = rung06_a_chunk(t, p), cb = rung06_b_chunk(t, p);
-        sa[lane] = uint32_t(smem_index(ca.row, ca.col, R::A_LD) * 2);
-        sb[lane] = uint32_t(smem_index(cb.row, cb.col, R::B_LD) * 2);
-        // ... and the rejected row-by-row map for A: chunk q -> (q / 4, q % 4)
-        row_by_row[lane] = uint32_t(smem_index(q / 4, (q % 4) * R::kChunk, R::A_LD) * 2);
+        const Coord ca = a_chunk(w * 32 + lane, p), cb = wmma_b_chunk<E>(w * 32 + lane, p);
+        sa[lane] = uint32_t(smem_index(ca.row, ca.col, a_ld) * E);
+        sb[lane] = uint32_t(smem_index(cb.row, cb.col, b_ld) * E);
       }
       worst = std::max(worst, std::max(bank_conflict_ways(sa, 16), bank_conflict_ways(sb, 16)));
-      worst_row_by_row = std::max(worst_row_by_row, bank_conflict_ways(row_by_row, 16));
     }
-  CHECK(worst == 1);
-  CHECK(worst_row_by_row == 2);
+  return worst;
+}
+
+TEST_CASE("rungs 06-08: each rung's tile copy is conflict-free in its layout, the other map is not") {
+  for (int e : {2, 4}) {
+    CAPTURE(e);
+    if (e == 2) {
+      CHECK(worst_copy<2>(rung06_a_chunk<2>, Rung06<2>::A_LD, Rung06<2>::B_LD) == 1);  // rung 06
+      CHECK(worst_copy<2>(rung07_a_chunk<2>, Rung07<2>::A_LD, Rung07<2>::B_LD) == 1);  // rungs 07, 08
+      CHECK(worst_copy<2>(rung06_a_chunk<2>, Rung07<2>::A_LD, Rung07<2>::B_LD) == 2);  // row by row, skewed
+      CHECK(worst_copy<2>(rung07_a_chunk<2>, Rung06<2>::A_LD, Rung06<2>::B_LD) == 4);  // column walk, unpadded
+    } else {
+      CHECK(worst_copy<4>(rung06_a_chunk<4>, Rung06<4>::A_LD, Rung06<4>::B_LD) == 1);
+      CHECK(worst_copy<4>(rung07_a_chunk<4>, Rung07<4>::A_LD, Rung07<4>::B_LD) == 1);
+      CHECK(worst_copy<4>(rung06_a_chunk<4>, Rung07<4>::A_LD, Rung07<4>::B_LD) == 2);
+      CHECK(worst_copy<4>(rung07_a_chunk<4>, Rung06<4>::A_LD, Rung06<4>::B_LD) == 4);
+    }
+  }
+}
+
+TEST_CASE("launch limits: 64-bit offsets into padded buffers") {
+  // M = 65,537 by K = 32,767 fits 32-bit indexing (2,147,450,879 elements) but its padded
+  // copy, 65,664 x 32,768 for 128-row tiles, does not: the last element's offset needs 64 bits.
+  const int M = 65537, K = 32767;
+  CHECK(int64_t(M) * K <= 0x7fffffff);
+  const int Mp = round_up(M, 128), Kp = round_up(K, 32);
+  CHECK(Mp == 65664);
+  CHECK(Kp == 32768);
+  CHECK(gmem_offset(Mp - 1, Kp, Kp - 1) == size_t(Mp) * size_t(Kp) - 1);
+  CHECK(gmem_offset(Mp - 1, Kp, Kp - 1) > size_t(0x7fffffff));
+  CHECK(padded_dim_fits(0x7fffffff - 127, 128));
+  CHECK_FALSE(padded_dim_fits(0x7fffffff - 126, 128));
+  CHECK_FALSE(padded_dim_fits(0, 16));
+}
+
+TEST_CASE("launch limits: grid.y holds 65535 row tiles; a taller C is split into row slabs") {
+  const GridSize g = gemm_grid(32, 65535, "rung 05");
+  CHECK(g.x == 32u);
+  CHECK(g.y == 65535u);
+  std::string msg;
+  try { gemm_grid(1, 65536, "rung 05"); } catch (const std::length_error& e) { msg = e.what(); }
+  INFO(msg);
+  CHECK(msg.find("rung 05") != std::string::npos);
+  CHECK(msg.find("65535") != std::string::npos);
+  // rung 05 stops at M = 1,048,560 rows (65535 tiles of 16): the figure its launcher refuses beyond
+  CHECK(max_rows_per_launch(kWmma) == 1048560);
+  CHECK(max_rows_per_launch(128) == 8388480);
+  // The slabs cover [0, M) once, in order, none taller than one launch; every slab but the last
+  // starts at a multiple of 128 rows (so a 32-byte aligned A stays aligned).
+  for (int64_t M : {int64_t(1), int64_t(8388480), int64_t(8388481), int64_t(20000000)}) {
+    CAPTURE(M);
+    const int64_t slab = max_rows_per_launch(128);
+    int64_t next = 0;
+    for (int64_t s = 0; s < row_slab_count(M, slab); ++s) {
+      const RowSlab r = row_slab(s, M, slab);
+      CHECK(r.first == next);
+      CHECK(r.first % 128 == 0);
+      CHECK(r.rows >= 1);
+      CHECK(r.rows <= slab);
+      CHECK(ceil_div(int(r.rows), 128) <= kMaxGridY);
+      next = r.first + r.rows;
+    }
+    CHECK(next == M);
+  }
 }

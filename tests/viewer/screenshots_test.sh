@@ -27,9 +27,41 @@ echo "$msg (exit $rc)"
 [ "$(printf '%s\n' "$msg" | wc -l)" -eq 1 ] || { echo "FAIL: more than one line"; exit 1; }
 [ ! -e "$work/x.png" ] || { echo "FAIL: a PNG was written without a display"; exit 1; }
 
-echo "== a bad flag exits 2"
-set +e; "$viewer" --panel nope >/dev/null 2>&1; rc=$?; set -e
-[ "$rc" -eq 2 ] || { echo "FAIL: --panel nope exited $rc, expected 2"; exit 1; }
+echo "== a bad flag value exits 2 with one line, before any work (no display needed to say so)"
+# Each line: the flags. NaN passes a plain range check (every comparison with NaN is false).
+while read -r -a flags; do
+  set +e
+  err=$(cd "$work" && env -u DISPLAY -u WAYLAND_DISPLAY "$viewer" "${flags[@]}" 2>&1 >/dev/null); rc=$?
+  set -e
+  echo "${flags[*]}: $err (exit $rc)"
+  [ "$rc" -eq 2 ] || { echo "FAIL: ${flags[*]} exited $rc, expected 2"; exit 1; }
+  [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] || { echo "FAIL: ${flags[*]}: more than one line"; exit 1; }
+done <<'FLAGS'
+--panel nope
+--ui-scale nan
+--ui-scale inf
+--ui-scale -nan
+--ui-scale 0
+--ui-scale 9
+--size 0x0
+--size 99999x99999
+--size 10x10
+--size 1280
+--step -5
+--step 1e17
+--measure-frames -1
+--measure-frames 0
+--demo-steps 0 --make-demo-runs demo
+--demo-params 0 --make-demo-runs demo
+--demo-hist-every 0 --make-demo-runs demo
+--demo-live nan --make-demo-runs demo
+--demo-modes nope --make-demo-runs demo
+--screenshot no_such_folder/x.png
+--screenshot .
+--layout-json x.json
+no_such_runs_folder
+FLAGS
+[ ! -e "$work/demo" ] || { echo "FAIL: a bad flag still wrote demo runs"; exit 1; }
 
 echo "== screenshots"
 W=900; H=640
@@ -78,4 +110,19 @@ shot --screenshot "$work/gradients_subnormal.png" --panel gradients --run "$work
 "$check" differ "$work/gradients.png" "$work/gradients_subnormal.png"
 set +e; "$viewer" --per-layer nope >/dev/null 2>&1; rc=$?; set -e
 [ "$rc" -eq 2 ] || { echo "FAIL: --per-layer nope exited $rc, expected 2"; exit 1; }
+
+echo "== a screenshot that cannot be written completely (a full disk) keeps the previous PNG"
+# ulimit -f makes every write beyond 8 KB fail, as a full disk does (with SIGXFSZ ignored,
+# write() returns an error instead of the signal killing the process).
+cp "$work/runs.png" "$work/keep.png"
+set +e
+msg=$(xvfb-run -a -s '-screen 0 1280x800x24' bash -c 'trap "" XFSZ; ulimit -f 8; exec "$@"' full "$viewer" \
+        --screenshot "$work/keep.png" --panel runs "$work/runs" --size ${W}x${H} 2>&1); rc=$?
+set -e
+echo "$msg (exit $rc)"
+[ "$rc" -ne 0 ] || { echo "FAIL: exit 0 although the PNG could not be written"; exit 1; }
+[[ "$msg" == *"cannot write $work/keep.png"* ]] || { echo "FAIL: the message does not say which file"; exit 1; }
+[[ "$msg" != *"wrote "* ]] || { echo "FAIL: it claims to have written the PNG"; exit 1; }
+cmp "$work/runs.png" "$work/keep.png" || { echo "FAIL: the previous PNG was changed"; exit 1; }
+! ls "$work"/keep.png.tmp* 2>/dev/null || { echo "FAIL: a temporary file was left behind"; exit 1; }
 echo "PASS"

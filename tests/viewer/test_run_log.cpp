@@ -1,9 +1,14 @@
 // The viewer's run-log reader (viewer/run_log.h): every event type, a half-written last line,
 // corrupt lines, unknown types, an empty file, a folder without run.json, a rewritten file —
-// each gives the behaviour documented in viewer/run_log.h. Also checks the synthetic demo
-// runs against the schema's own arithmetic (docs/run-log.md).
+// each gives the behaviour documented in viewer/run_log.h. Then the validation step, one test
+// per class of field (steps, counts, exponents, scales, fractions, names and texts, the
+// per-run caps) and a sweep that breaks every field with values of every kind; then the
+// streaming reader's caps (line length, memory), odd run.json and events.jsonl files, a
+// byte-order mark, and steps logged again. Also checks the synthetic demo runs against the
+// schema's own arithmetic (docs/run-log.md).
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,9 +16,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <memory>
 #include <string>
 #include <thread>
 
+#include "framework/dtype/float_format.h"
 #include "viewer/demo_run.h"
 #include "viewer/run_log.h"
 
@@ -184,8 +192,8 @@ TEST_CASE("corrupt lines are counted with their line numbers and skipped") {
   REQUIRE(run.problems.size() == 5);
   CHECK(run.problems[0] == "line 2: not valid JSON");
   CHECK(run.problems[1] == "line 3: not a JSON object");
-  CHECK(run.problems[2].rfind("line 4: scalar without", 0) == 0);
-  CHECK(run.problems[3].rfind("line 5: no \"type\"", 0) == 0);
+  CHECK(run.problems[2] == "line 4: scalar name: missing");
+  CHECK(run.problems[3] == "line 5: type: missing");
   CHECK(run.problems[4].find("56 entries, expected 57") != std::string::npos);
 }
 
@@ -393,4 +401,451 @@ TEST_CASE("a run being written live is followed as it grows") {
   CHECK(r.data().end_status == "finished");
   CHECK(r.data().scalars.at("train/loss").size() == 60);
   CHECK(r.data().run_json["status"] == "finished");
+}
+
+// ---- the validation step: every field class --------------------------------------------
+// A line is accepted only when every field has its type and lies in its range
+// (viewer/run_log.h, limits). Each case below names the field in the reason it must give.
+
+namespace {
+
+using nlohmann::json;
+
+// A good grad_hist event as JSON, to break one field at a time.
+json good_hist() {
+  std::vector<int64_t> counts(57, 0);
+  counts[-30 + 40] = 3, counts[-20 + 40] = 5, counts[0 + 40] = 7;
+  return {{"type", "grad_hist"}, {"step", 50},         {"param", "fc1.weight"}, {"scale", 1024.0},
+          {"exp_min", -40},      {"exp_max", 16},      {"counts", counts},     {"below", 1},
+          {"above", 2},          {"zeros", 12},        {"fp16_underflow", 4},  {"fp16_subnormal", 5},
+          {"fp16_overflow", 2},  {"inf", 0},           {"nan", 1},             {"total", 31},
+          {"lost_update_fraction", 0.31}};
+}
+
+// "" when the line is accepted, else why it was refused. A refused line must leave the run
+// exactly as it was: nothing of it is stored.
+std::string why_refused(const std::string& line) {
+  RunData d;
+  std::string why;
+  const bool ok = parse_event_line(line, d, &why);
+  if (!ok) {
+    CHECK(d.events == 0);
+    CHECK(d.grads.empty());
+    CHECK(d.params.empty());
+    CHECK(d.scalars.empty());
+    CHECK(d.loss_scale.empty());
+    CHECK(d.notes.empty());
+    CHECK(d.max_step == -1);
+  }
+  return ok ? "" : why;
+}
+std::string why_refused(const json& j) { return why_refused(j.dump()); }
+
+// The reason must name the field; CHECK_MESSAGE shows which case failed.
+void check_refused(const json& j, const std::string& field_and_what) {
+  const std::string why = why_refused(j);
+  CHECK_MESSAGE(why.find(field_and_what) != std::string::npos,
+                j.dump().substr(0, 200) << " -> \"" << why << "\", expected \"" << field_and_what << "\"");
+}
+
+json with(json j, const std::string& key, json value) {
+  j[key] = std::move(value);
+  return j;
+}
+json with_count(int index, json value) {
+  json j = good_hist();
+  j["counts"][index] = std::move(value);
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("steps: whole numbers 0 .. 2^40, in every event type") {
+  const json scalar = {{"type", "scalar"}, {"step", 1}, {"name", "train/loss"}, {"value", 0.5}};
+  for (const json& e : {good_hist(), scalar}) {
+    CHECK(why_refused(with(e, "step", 0)) == "");
+    CHECK(why_refused(with(e, "step", limits::kMaxStep)) == "");
+    CHECK(why_refused(with(e, "step", 5.0)) == "");  // a float with no fraction is a whole number
+    // 1e17 and 2^53 + 1 once hung the step axis (x + 1 == x for doubles that large).
+    check_refused(with(e, "step", 1e17), "step: 1e+17 is outside 0 .. 2^40");
+    check_refused(with(e, "step", (int64_t(1) << 53) + 1), "step: 9007199254740993 is outside 0 .. 2^40");
+    check_refused(with(e, "step", limits::kMaxStep + 1), "step: 1099511627777 is outside 0 .. 2^40");
+    check_refused(with(e, "step", UINT64_MAX), "step: 18446744073709551615 is outside");
+    check_refused(with(e, "step", -1), "step: -1 is negative");
+    check_refused(with(e, "step", 1.5), "step: 1.5 is not a whole number");
+    check_refused(with(e, "step", "5"), "step: \"5\" is not a whole number");
+    check_refused(with(e, "step", nullptr), "step: null is not a whole number");
+    check_refused(with(e, "step", json::array({1})), "step: an array is not a whole number");
+    json no_step = e;
+    no_step.erase("step");
+    check_refused(no_step, "step: missing");
+  }
+}
+
+TEST_CASE("counts: whole numbers 0 .. 2^48, and the schema's sums hold") {
+  CHECK(why_refused(good_hist()) == "");
+  // Negative or absurd counts once reached the heat map as NaN and indexed outside its buffer.
+  check_refused(with_count(30, -5), "grad_hist counts[30]: -5 is negative");
+  check_refused(with_count(30, 1e30), "grad_hist counts[30]: 1e+30 is outside 0 .. 2^48");
+  check_refused(with_count(30, limits::kMaxCount + 1), "counts[30]: 281474976710657 is outside 0 .. 2^48");
+  check_refused(with_count(30, 2.5), "counts[30]: 2.5 is not a whole number");
+  check_refused(with_count(30, "nan"), "counts[30]: \"nan\" is not a whole number");
+  check_refused(with_count(30, nullptr), "counts[30]: null is not a whole number");
+  check_refused(with_count(30, json::array({5})), "counts[30]: an array is not a whole number");
+  for (const char* key : {"below", "above", "zeros", "fp16_underflow", "fp16_subnormal",
+                          "fp16_overflow", "inf", "nan", "total"}) {
+    CAPTURE(key);
+    check_refused(with(good_hist(), key, -1), std::string(key) + ": -1 is negative");
+    check_refused(with(good_hist(), key, 1e300), std::string(key) + ": 1e+300 is outside 0 .. 2^48");
+    check_refused(with(good_hist(), key, "3"), std::string(key) + ": \"3\" is not a whole number");
+  }
+  json no_total = good_hist();
+  no_total.erase("total");
+  check_refused(no_total, "grad_hist total: missing");
+  check_refused(with(good_hist(), "total", 1000),
+                "total: 1000, but the bins, below, above, zeros, inf and nan add up to 31");
+  check_refused(with(good_hist(), "fp16_underflow", 17), "exceed the 18 finite non-zero values");
+  check_refused(with(good_hist(), "counts", json::array({1, 2})), "counts: 2 entries, expected 57");
+  check_refused(with(good_hist(), "counts", "many"), "counts: \"many\" is not an array");
+  // The largest total there is, with counts that agree: accepted.
+  json big = with_count(0, limits::kMaxCount - 31);
+  big["total"] = limits::kMaxCount;
+  CHECK(why_refused(big) == "");
+}
+
+TEST_CASE("exponents: exp_min .. exp_max within the formats' range (2^-149 .. 2^127)") {
+  CHECK(min_hist_exponent() == std::ilogb(hg::kFP32.min_subnormal()));  // -149
+  CHECK(max_hist_exponent() == std::ilogb(hg::kFP32.max_finite()));     // 127
+  json wide = good_hist();
+  wide["exp_min"] = -149, wide["exp_max"] = 127;
+  wide["counts"] = std::vector<int64_t>(277, 0);
+  wide["counts"][0] = 15;  // + below, above, zeros, nan: 31, the total
+  CHECK(why_refused(wide) == "");
+  // exp_min near INT_MAX once overflowed an int; -3e8 allocated 3e8 heat-map rows.
+  json near_max = good_hist();
+  near_max["exp_min"] = 2147483600, near_max["exp_max"] = 2147483656;
+  check_refused(near_max, "grad_hist exp_min: 2147483600 is outside -149 .. 127");
+  json far_below = good_hist();
+  far_below["exp_min"] = -3e8, far_below["exp_max"] = -3e8 + 56;
+  check_refused(far_below, "exp_min: -300000000.0 is outside -149 .. 127");
+  check_refused(with(good_hist(), "exp_min", -150), "exp_min: -150 is outside -149 .. 127");
+  check_refused(with(good_hist(), "exp_max", 128), "exp_max: 128 is outside -149 .. 127");
+  check_refused(with(good_hist(), "exp_max", -41), "exp_max: -41 is below exp_min -40");
+  check_refused(with(good_hist(), "exp_min", -40.5), "exp_min: -40.5 is not a whole number");
+}
+
+TEST_CASE("scales: finite and > 0 within the formats' range; a logged loss scale may be inf/nan") {
+  CHECK(min_loss_scale() == hg::kFP32.min_subnormal());
+  CHECK(max_loss_scale() == hg::kFP32.max_finite());
+  CHECK(why_refused(with(good_hist(), "scale", min_loss_scale())) == "");
+  CHECK(why_refused(with(good_hist(), "scale", max_loss_scale())) == "");
+  for (const json& bad : {json(0.0), json(-1024.0), json(1e39), json(1e-46)})
+    check_refused(with(good_hist(), "scale", bad), "grad_hist scale: " + bad.dump() + " is outside");
+  for (const json& bad : {json("nan"), json("inf"), json("-inf")})
+    check_refused(with(good_hist(), "scale", bad), "grad_hist scale: " + bad.dump() + " is not a finite number");
+  check_refused(with(good_hist(), "scale", "big"), "scale: \"big\" is not a number");
+  check_refused(with(good_hist(), "scale", nullptr), "scale: null is not a number");
+
+  const json ls = {{"type", "loss_scale"}, {"step", 3}, {"scale", 65536.0}, {"found_inf", false}, {"skipped", false}};
+  CHECK(why_refused(ls) == "");
+  for (const json& broken : {json("inf"), json("nan"), json(nullptr)})  // a scaler that broke
+    CHECK(why_refused(with(ls, "scale", broken)) == "");
+  check_refused(with(ls, "scale", 0.0), "loss_scale scale: 0.0 is outside");
+  check_refused(with(ls, "scale", -2.0), "loss_scale scale: -2.0 is outside");
+  check_refused(with(ls, "scale", "-inf"), "loss_scale scale: -inf is not a loss scale");
+  check_refused(with(ls, "found_inf", "yes"), "loss_scale found_inf: \"yes\" is not true or false");
+  check_refused(with(ls, "skipped", 1), "loss_scale skipped: 1 is not true or false");
+}
+
+TEST_CASE("fractions, values, names and texts: type, range and size") {
+  check_refused(with(good_hist(), "lost_update_fraction", 1.5), "lost_update_fraction: 1.5 is outside 0 .. 1");
+  check_refused(with(good_hist(), "lost_update_fraction", -0.5), "lost_update_fraction: -0.5 is outside");
+  check_refused(with(good_hist(), "lost_update_fraction", "nan"), "lost_update_fraction: \"nan\" is not a finite");
+
+  const json scalar = {{"type", "scalar"}, {"step", 1}, {"name", "train/loss"}, {"value", 0.5}};
+  for (const json& v : {json(1e308), json(-1e308), json(5e-324), json("nan"), json("-inf"), json(nullptr)})
+    CHECK(why_refused(with(scalar, "value", v)) == "");  // any number; NaN and inf are kept, not drawn
+  check_refused(with(scalar, "value", "a lot"), "scalar value: \"a lot\" is not a number");
+  check_refused(with(scalar, "value", json::object()), "scalar value: an object is not a number");
+  check_refused(with(scalar, "epoch", -1), "scalar epoch: -1 is negative");
+
+  check_refused(with(scalar, "name", ""), "scalar name: empty");
+  check_refused(with(scalar, "name", 7), "scalar name: 7 is not a string");
+  check_refused(with(scalar, "name", "train\nloss"), "scalar name: holds control characters");
+  check_refused(with(scalar, "name", std::string(201, 'x')), "scalar name: 201 bytes long, more than 200");
+  CHECK(why_refused(with(scalar, "name", std::string(200, 'x'))) == "");
+  check_refused(with(good_hist(), "param", std::string(100000, 'p')), "grad_hist param: 100000 bytes long");
+  check_refused(with(good_hist(), "param", json::array()), "grad_hist param: an array is not a string");
+
+  const json note = {{"type", "note"}, {"step", 2}, {"text", "switched to BF16"}};
+  CHECK(why_refused(with(note, "text", std::string(limits::kMaxNoteBytes, 'n'))) == "");
+  check_refused(with(note, "text", std::string(limits::kMaxNoteBytes + 1, 'n')), "note text: 4097 bytes long");
+  check_refused(with(note, "text", 3), "note text: 3 is not a string");
+  const json end = {{"type", "end"}, {"step", 9}, {"status", "finished"}};
+  check_refused(with(end, "status", std::string(300, 's')), "end status: 300 bytes long");
+  check_refused(with(end, "type", std::string(300, 't')), "type: 300 bytes long");
+  check_refused(with(end, "type", false), "type: false is not a string");
+}
+
+TEST_CASE("a run keeps at most kMaxParams parameters and kMaxScalarNames scalar names") {
+  RunData d;
+  std::string why;
+  json h = good_hist();
+  for (size_t i = 0; i < limits::kMaxParams; ++i) {
+    h["param"] = "p" + std::to_string(i);
+    REQUIRE(parse_event_line(h.dump(), d, &why));
+  }
+  h["param"] = "one_more";
+  CHECK_FALSE(parse_event_line(h.dump(), d, &why));
+  CHECK(why.find("a run may have 4096 parameters") != std::string::npos);
+  h["param"] = "p7";  // a known one is still fine
+  h["step"] = 51;
+  CHECK(parse_event_line(h.dump(), d, &why));
+  CHECK(d.params.size() == limits::kMaxParams);
+
+  json s = {{"type", "scalar"}, {"step", 1}, {"value", 0.5}};
+  for (size_t i = 0; i < limits::kMaxScalarNames; ++i) {
+    s["name"] = "s" + std::to_string(i);
+    REQUIRE(parse_event_line(s.dump(), d, &why));
+  }
+  s["name"] = "one_more";
+  CHECK_FALSE(parse_event_line(s.dump(), d, &why));
+  CHECK(why.find("a run may have 1024 scalar names") != std::string::npos);
+}
+
+TEST_CASE("whatever a line holds, what is stored satisfies the ranges the panels rely on") {
+  // Each good field replaced, one at a time, by values of every kind and magnitude. Lines
+  // that pass are stored; everything stored must lie within the limits.
+  const std::vector<json> values = {
+      json(0), json(1), json(-1), json(57), json(-149), json(127), json(2147483647),
+      json(-2147483648LL), json(int64_t(1) << 40), json((int64_t(1) << 40) + 1),
+      json(int64_t(1) << 48), json((int64_t(1) << 48) + 1), json(INT64_MAX), json(INT64_MIN),
+      json(UINT64_MAX), json(0.5), json(-0.0), json(1e17), json(9007199254740993.0), json(1e30),
+      json(-1e30), json(1e308), json(5e-324), json(1e-46), json("nan"), json("inf"), json("-inf"),
+      json("12"), json(""), json(nullptr), json(true), json::array(), json::array({1, 2}),
+      json::object()};
+  json base = good_hist();
+  int accepted = 0, refused = 0;
+  for (auto field = base.begin(); field != base.end(); ++field) {
+    if (field.key() == "type") continue;
+    for (const json& v : values) {
+      for (int where = 0; where < (field.key() == "counts" ? 2 : 1); ++where) {
+        json j = base;
+        if (field.key() == "counts") j["counts"][where == 0 ? 0 : 56] = v;
+        else j[field.key()] = v;
+        RunData d;
+        std::string why;
+        if (!parse_event_line(j.dump(), d, &why)) {
+          ++refused;
+          continue;
+        }
+        ++accepted;
+        REQUIRE(d.grads.size() == 1);
+        const GradHist& h = d.grads.begin()->second.at(0);
+        CAPTURE(j.dump());
+        REQUIRE((h.step >= 0 && h.step <= limits::kMaxStep));
+        REQUIRE((h.exp_min >= min_hist_exponent() && h.exp_max <= max_hist_exponent()));
+        REQUIRE(h.exp_min <= h.exp_max);
+        REQUIRE(h.counts.size() == size_t(h.exp_max - h.exp_min + 1));
+        for (int64_t c : {h.below, h.above, h.zeros, h.inf, h.nan, h.total, h.fp16_underflow,
+                          h.fp16_subnormal, h.fp16_overflow})
+          REQUIRE((c >= 0 && c <= limits::kMaxCount));
+        for (int64_t c : h.counts) REQUIRE((c >= 0 && c <= limits::kMaxCount));
+        REQUIRE(std::isfinite(h.scale));
+        REQUIRE((h.scale >= min_loss_scale() && h.scale <= max_loss_scale()));
+        REQUIRE((h.lost_update_fraction == -1.0 ||
+                 (h.lost_update_fraction >= 0 && h.lost_update_fraction <= 1)));
+      }
+    }
+  }
+  CHECK(accepted > 20);  // the good values of each field
+  CHECK(refused > 300);
+}
+
+// ---- the reader: streaming, caps, run.json, odd files ------------------------------------
+
+TEST_CASE("a line longer than kMaxLineBytes is counted and skipped without being held") {
+  TempDir d("longline");
+  const std::string good = R"({"type":"scalar","step":0,"name":"train/loss","value":1.0})";
+  // A valid note of 3 MiB: a reader that held it would keep it.
+  const std::string huge = R"({"type":"note","step":1,"text":")" + std::string(3 << 20, 'x') + "\"}";
+  write(d.path / "events.jsonl", good + "\n" + huge + "\n" +
+                                     R"({"type":"scalar","step":2,"name":"train/loss","value":0.5})" "\n");
+  RunReader r(d.str());
+  int64_t most_pending = 0;
+  do {
+    r.poll(64 << 10);  // as the window reads: a piece at a time
+    most_pending = std::max(most_pending, r.data().pending_bytes);
+  } while (!r.caught_up());
+  CHECK(most_pending <= limits::kMaxLineBytes);
+  const RunData& run = r.data();
+  CHECK(run.corrupt_lines == 1);
+  REQUIRE(run.problems.size() == 1);
+  CHECK(run.problems[0] == "line 2: longer than 1048576 bytes, skipped unread");
+  CHECK(run.notes.empty());
+  REQUIRE(run.scalars.at("train/loss").size() == 2);  // the lines around it are read
+  CHECK(run.scalars.at("train/loss")[1].step == 2);
+  CHECK(run.lines == 3);
+}
+
+TEST_CASE("a file of zero bytes with no newline (a crash after a full disk) is one corrupt line") {
+  TempDir d("zeros");
+  write(d.path / "events.jsonl", R"({"type":"note","step":0,"text":"ok"})" "\n" +
+                                     std::string(2 << 20, '\0'));
+  RunReader r(d.str());
+  r.poll();
+  CHECK(r.caught_up());
+  CHECK(r.data().notes.size() == 1);
+  CHECK(r.data().corrupt_lines == 1);
+  CHECK(r.data().pending_bytes == 0);
+}
+
+TEST_CASE("the events a run keeps are capped: reading stops there and says so") {
+  TempDir d("cap");
+  std::string lines;
+  for (int s = 0; s < 2000; ++s)
+    lines += R"({"type":"scalar","step":)" + std::to_string(s) + R"(,"name":"train/loss","value":1})" "\n";
+  write(d.path / "events.jsonl", lines);
+  RunReader r(d.str(), /*memory_cap=*/10000);
+  r.poll();
+  CHECK(r.caught_up());  // nothing more will be read: the load loop ends
+  const RunData& run = r.data();
+  CHECK(run.stopped_at_line > 0);
+  CHECK(run.held_bytes <= 10000 + 64);
+  CHECK(run.scalars.at("train/loss").size() == size_t(run.stopped_at_line - 1));
+  const auto problems = run_problems(run);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].find("stopped reading at line " + std::to_string(run.stopped_at_line)) == 0);
+  CHECK(problems[0].find("memory cap of 256 MiB") != std::string::npos);
+  CHECK_FALSE(r.poll());  // later polls read nothing more
+}
+
+TEST_CASE("run.json that is not an object, not a file, too deep or too big: an error, not a throw") {
+  TempDir d("runjson");
+  write(d.path / "events.jsonl", R"({"type":"scalar","step":0,"name":"train/loss","value":2.3})" "\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {"[1,2,3]", "is an array, not a JSON object"},
+      {"42", "is a number, not a JSON object"},
+      {"\"a run\"", "is a string, not a JSON object"},
+      {"null", "is null, not a JSON object"},
+      {"{\"a\":" + std::string(100, '[') + std::string(100, ']') + "}", "nests deeper than 32 levels"},
+      {"{\"a\":\"" + std::string(2 << 20, 'x') + "\"}", "more than the 1048576 a run.json may have"},
+      {"{\"name\": ", "parse error"},
+      {"{\"name\":\"bad\\nname\"}", "name: holds control characters (the field is ignored)"},
+      {"{\"synthetic\":\"yes\"}", "synthetic: \"yes\" is not true or false"},
+  };
+  for (const auto& [text, expected] : cases) {
+    CAPTURE(expected);
+    write(d.path / "run.json", text);
+    RunReader r(d.str());
+    r.poll();
+    CHECK(r.data().run_json_error.find(expected) != std::string::npos);
+    CHECK(r.data().scalars.at("train/loss").size() == 1);  // the events are read all the same
+    CHECK((r.data().run_json.is_null() || r.data().run_json.is_object()));
+    CHECK(r.data().name == d.path.filename().string());
+    CHECK(run_problems(r.data()).size() == 1);
+  }
+  // A run.json with a good name, after all that.
+  write(d.path / "run.json", "{\"name\":\"fine\",\"synthetic\":true}");
+  RunReader r(d.str());
+  r.poll();
+  CHECK(r.data().run_json_error.empty());
+  CHECK(r.data().name == "fine");
+  CHECK(r.data().synthetic);
+  CHECK(run_problems(r.data()).empty());
+}
+
+TEST_CASE("a run.json that is a pipe does not block the reader") {
+  TempDir d("fifo");
+  write(d.path / "events.jsonl", R"({"type":"note","step":0,"text":"ok"})" "\n");
+  REQUIRE(::mkfifo((d.path / "run.json").c_str(), 0644) == 0);
+  // Opening a pipe for reading waits for a writer forever: poll on another thread, and give
+  // it five seconds. (A blocked thread is detached; the test fails and the process still ends.)
+  auto done = std::make_shared<std::promise<std::string>>();
+  std::future<std::string> result = done->get_future();
+  std::thread([dir = d.str(), done] {
+    RunReader r(dir);
+    r.poll();
+    done->set_value(r.data().run_json_error + " | notes: " + std::to_string(r.data().notes.size()));
+  }).detach();
+  REQUIRE(result.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+  const std::string got = result.get();
+  CHECK(got.find("run.json is not a regular file") != std::string::npos);
+  CHECK(got.find("notes: 1") != std::string::npos);
+}
+
+TEST_CASE("events.jsonl that is a folder: said, not a crash") {
+  TempDir d("evdir");
+  write(d.path / "run.json", kRunJson);
+  fs::create_directories(d.path / "events.jsonl");
+  RunReader r(d.str());
+  r.poll();
+  CHECK(r.caught_up());
+  CHECK(r.data().events_error.find("events.jsonl is not a regular file") != std::string::npos);
+  CHECK(run_problems(r.data()) == std::vector<std::string>{r.data().events_error});
+}
+
+TEST_CASE("a byte-order mark, CRLF and blank lines: read, and line numbers count every line") {
+  TempDir d("bom");
+  write(d.path / "events.jsonl",
+        "\xEF\xBB\xBF" R"({"type":"note","step":0,"text":"first"})" "\r\n"
+        "\r\n"
+        "\n"
+        R"({"type":"note","step":"x","text":"bad"})" "\r\n");
+  RunReader r(d.str());
+  r.poll();
+  REQUIRE(r.data().notes.size() == 1);
+  CHECK(r.data().notes[0].text == "first");
+  REQUIRE(r.data().problems.size() == 1);
+  CHECK(r.data().problems[0] == "line 4: step: \"x\" is not a whole number");
+  CHECK(run_problems(r.data()) ==
+        std::vector<std::string>{"1 corrupt line, not drawn (first: line 4: step: \"x\" is not a whole number)"});
+}
+
+TEST_CASE("steps logged again (a resumed run): the newer line wins, every series stays sorted") {
+  TempDir d("dup");
+  std::string text;
+  auto add = [&](int step, double loss) {
+    json h = good_hist();
+    h["step"] = step;
+    text += h.dump() + "\n";
+    text += json{{"type", "scalar"}, {"step", step}, {"name", "train/loss"}, {"value", loss}}.dump() + "\n";
+    text += json{{"type", "loss_scale"}, {"step", step}, {"scale", loss}}.dump() + "\n";
+  };
+  for (int s : {0, 10, 20, 30}) add(s, 1.0);
+  for (int s : {10, 20}) add(s, 2.0);  // resumed from step 10: 20 and 30 are replaced
+  add(20, 3.0);                        // the same step again
+  RunReader r(d.str());
+  write(d.path / "events.jsonl", text);
+  r.poll();
+  const RunData& run = r.data();
+  CHECK(run.corrupt_lines == 0);
+  const auto& loss = run.scalars.at("train/loss");
+  REQUIRE(loss.size() == 3);
+  CHECK(loss[0].step == 0);
+  CHECK(loss[1].step == 10);
+  CHECK(loss[1].value == 2.0);
+  CHECK(loss[2].step == 20);
+  CHECK(loss[2].value == 3.0);
+  REQUIRE(run.loss_scale.size() == 3);
+  CHECK(run.loss_scale[2].scale == 3.0);
+  const auto& hs = run.grads.at("fc1.weight");
+  REQUIRE(hs.size() == 3);
+  CHECK((hs[0].step == 0 && hs[1].step == 10 && hs[2].step == 20));
+  CHECK(run.replaced_points == 3 * 4);  // 10, 20, 30 once, then 20 again, in three series
+}
+
+TEST_CASE("run_problems: one sentence per problem, the first reason in it") {
+  RunData d;
+  d.name = "x";
+  CHECK(run_problems(d).empty());
+  d.corrupt_lines = 3;
+  d.problems = {"line 17: grad_hist counts[2]: -5 is negative", "line 20: not valid JSON"};
+  d.pending_bytes = 12;
+  CHECK(run_problems(d) ==
+        std::vector<std::string>{"3 corrupt lines, not drawn (first: line 17: grad_hist counts[2]: -5 is negative)"});
+  CHECK(run_problems(d, /*incomplete=*/true).back() == "an incomplete last line (12 bytes) was not read");
+  d.run_json_missing = true;
+  d.run_json_error = "no run.json in x";  // a run without run.json is normal: not a problem
+  CHECK(run_problems(d).size() == 1);
 }

@@ -1,18 +1,24 @@
 # Viewer tests (included by tests/CMakeLists.txt).
 #
-# test_viewer_run_log  the run-log reader and the synthetic demo runs (doctest). It needs no
-#                      display and no GL, so it is built even when the viewer is not.
-# viewer_screenshots   headless screenshots under xvfb-run, checked by viewer_png_check.
-#                      Exits 77 (skipped, never passed) when xvfb-run or the viewer is missing.
+# test_viewer_run_log    the run-log reader, its validation of every field, and the synthetic
+#                        demo runs (doctest).
+# test_viewer_plot_math  ranges, ticks and the heat map's cells for any input (doctest).
+#                        Both need no display and no GL, so they are built even when the viewer is not.
+# viewer_screenshots     headless screenshots under xvfb-run, checked by viewer_png_check.
+# viewer_bad_runs        a corpus of damaged run folders (make_bad_runs.sh) rendered headless
+#                        under a time and a memory limit: no crash, no hang, corrupt lines reported.
+#                        Both exit 77 (skipped, never passed) when xvfb-run or the viewer is missing.
 set(_hg_vdir ${PROJECT_SOURCE_DIR}/viewer)
 set(_hg_tdir ${CMAKE_CURRENT_LIST_DIR})
 
-add_executable(test_viewer_run_log ${_hg_tdir}/test_run_log.cpp
-               ${_hg_vdir}/run_log.cpp ${_hg_vdir}/demo_run.cpp)
-target_link_libraries(test_viewer_run_log PRIVATE halfgrad doctest::doctest hg_warnings)
-target_compile_definitions(test_viewer_run_log PRIVATE
-  HG_SOURCE_DIR="${PROJECT_SOURCE_DIR}" DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN)
-doctest_discover_tests(test_viewer_run_log PROPERTIES SKIP_RETURN_CODE 77)
+foreach(_hg_t run_log plot_math)
+  add_executable(test_viewer_${_hg_t} ${_hg_tdir}/test_${_hg_t}.cpp
+                 ${_hg_vdir}/run_log.cpp ${_hg_vdir}/plot_math.cpp ${_hg_vdir}/demo_run.cpp)
+  target_link_libraries(test_viewer_${_hg_t} PRIVATE halfgrad doctest::doctest hg_warnings)
+  target_compile_definitions(test_viewer_${_hg_t} PRIVATE
+    HG_SOURCE_DIR="${PROJECT_SOURCE_DIR}" DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN)
+  doctest_discover_tests(test_viewer_${_hg_t} PROPERTIES SKIP_RETURN_CODE 77)
+endforeach()
 
 # Reads the PNGs (stb_image) and the bit-box sidecar; one subcommand per check.
 add_executable(viewer_png_check ${_hg_tdir}/png_check.cpp)
@@ -28,3 +34,8 @@ add_test(NAME viewer_screenshots
          COMMAND bash ${_hg_tdir}/screenshots_test.sh "${_hg_viewer_exe}"
                  $<TARGET_FILE:viewer_png_check> ${CMAKE_CURRENT_BINARY_DIR}/viewer_screenshots)
 set_tests_properties(viewer_screenshots PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180)
+
+add_test(NAME viewer_bad_runs
+         COMMAND bash ${_hg_tdir}/bad_runs_test.sh "${_hg_viewer_exe}"
+                 $<TARGET_FILE:viewer_png_check> ${CMAKE_CURRENT_BINARY_DIR}/viewer_bad_runs)
+set_tests_properties(viewer_bad_runs PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240)

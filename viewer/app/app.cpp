@@ -65,6 +65,11 @@ int App::find_run(const std::string& key) const {
   return -1;
 }
 
+void App::show_only(int i) {
+  grads.run = runs_selected = i;
+  for (size_t k = 0; k < runs.size(); ++k) runs[k].overlay = static_cast<int>(k) == i;
+}
+
 void draw_app(App& app) {
   // One window filling the viewport; the panels are its tabs (big targets on a projector).
   const ImGuiViewport* vp = ImGui::GetMainViewport();

@@ -76,6 +76,8 @@ struct App {
   void load_all();
   // Index of the run whose folder or name is `key`, else -1.
   int find_run(const std::string& key) const;
+  // Shows run i alone: selected in the Gradients and Runs panels, the only overlay in Scale.
+  void show_only(int i);
 };
 
 // Sets the Bits panel's number from text (decimal, 2^N, or hex bits of `hex_format`).

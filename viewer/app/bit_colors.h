@@ -4,7 +4,7 @@
 // A set bit is drawn in the full colour, a clear bit in the dark one.
 namespace hg::viewer {
 
-struct Rgb {
+struct Rgb {  // 0..255 each (also the heat map's ramp, plot_math.h)
   int r, g, b;
 };
 

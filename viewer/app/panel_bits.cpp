@@ -359,7 +359,7 @@ void draw_number_line(const BitsState& s) {
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   double tick = nice_step(hi - lo, static_cast<int>((fr.p1.x - fr.p0.x) / (fs * 4)));
   tick = std::max(4.0, tick);
-  for (double e = std::ceil(lo / tick) * tick; e <= hi; e += tick) {
+  for (double e : linear_ticks(lo, hi, tick)) {
     float x = fr.px(e);
     dl->AddLine({x, fr.p0.y}, {x, fr.p1.y}, IM_COL32(255, 255, 255, 25));
     std::string l = pow2_label(e);

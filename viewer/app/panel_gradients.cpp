@@ -97,6 +97,7 @@ bool draw_pickers(App& app, int& run_index, const std::vector<GradHist>*& hists,
   if (with_grads.empty()) {
     ImGui::TextWrapped("No run with gradient histograms (grad_hist events) yet. Open a run "
                        "folder, or make synthetic demo runs with --make-demo-runs runs/.");
+    for (const RunSlot& r : app.runs) run_problems_lines(r.data());  // perhaps why
     return false;
   }
   if (std::find(with_grads.begin(), with_grads.end(), g.run) == with_grads.end())
@@ -150,13 +151,14 @@ bool draw_pickers(App& app, int& run_index, const std::vector<GradHist>*& hists,
               "(x scale), against FP16's fixed limits. Ticked: the true gradient (÷ scale); "
               "FP16's limits then move with the scale (2^-24 ÷ scale ...), drawn as steps.");
   synthetic_banner(run);
+  run_problems_lines(run);
   return true;
 }
 
 // ---- histogram --------------------------------------------------------------------------
 
 void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
-  const double s = std::round(log2_scale(h));
+  const double s = scale_shift(h);
   const bool scaled = s != 0;
   const double xlo = h.exp_min - 1 - (scaled && g.show_true ? std::max(0.0, s) : 0);
   const double xhi = h.exp_max + 3.6 + (scaled && g.show_true ? std::max(0.0, -s) : 0);
@@ -277,40 +279,17 @@ struct HeatTexture {
   int e_lo = 0, e_hi = 0;  // exponent of the bottom and the top row
 };
 
-// Builds (or reuses) a texture: one column per logged step, one row per exponent bin.
+// Builds (or reuses) a texture: one column per logged step (neighbouring steps share one
+// beyond 2048 of them: GL textures have a size limit, and a screen has fewer columns), one row
+// per exponent bin. The cells come from heat_grid (plot_math.h), which bounds every index.
 const HeatTexture& heat_texture(const RunData& run, uint64_t version, const std::string& param,
                                 const std::vector<GradHist>& hs, bool unscaled) {
   static HeatTexture t;
   if (t.tex && t.run == &run && t.param == param && t.version == version && t.unscaled == unscaled)
     return t;
-  // Rows: the exponents that hold values, widened to show FP16's limits (2^-24 .. 2^16; for
-  // the true gradient those limits ÷ each step's scale).
-  const Fp16Zones z = fp16_zones();
-  int e_lo = INT32_MAX, e_hi = INT32_MIN;
-  for (const auto& h : hs) {
-    int s = unscaled ? static_cast<int>(std::round(log2_scale(h))) : 0;
-    e_lo = std::min(e_lo, z.e_sub - s - 2), e_hi = std::max(e_hi, z.e_max - s + 2);
-    for (size_t i = 0; i < h.counts.size(); ++i) {
-      if (h.counts[i] == 0) continue;
-      e_lo = std::min(e_lo, h.exp_min + static_cast<int>(i) - s - 1);
-      e_hi = std::max(e_hi, h.exp_min + static_cast<int>(i) - s + 1);
-    }
-  }
-  const int cols = static_cast<int>(hs.size()), rows = e_hi - e_lo + 1;
-  double cmax = 1;
-  for (const auto& h : hs)
-    for (auto c : h.counts) cmax = std::max(cmax, double(c));
-  std::vector<ImU32> px(static_cast<size_t>(cols) * rows, heat_color(0));
-  for (int x = 0; x < cols; ++x) {
-    const GradHist& h = hs[x];
-    int s = unscaled ? static_cast<int>(std::round(log2_scale(h))) : 0;
-    for (size_t i = 0; i < h.counts.size(); ++i) {
-      int e = h.exp_min + static_cast<int>(i) - s;
-      if (e < e_lo || e > e_hi) continue;
-      int row = e_hi - e;  // top row = largest exponent
-      px[static_cast<size_t>(row) * cols + x] = heat_color(std::log1p(double(h.counts[i])) / std::log1p(cmax));
-    }
-  }
+  const HeatGrid g = heat_grid(hs, unscaled, /*max_cols=*/2048);
+  std::vector<ImU32> px(g.t.size());
+  for (size_t i = 0; i < px.size(); ++i) px[i] = heat_color(g.t[i]);
   if (!t.tex) glGenTextures(1, &t.tex);
   glBindTexture(GL_TEXTURE_2D, t.tex);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
@@ -318,9 +297,9 @@ const HeatTexture& heat_texture(const RunData& run, uint64_t version, const std:
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, cols, rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, g.cols, g.rows, 0, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
   t.run = &run, t.param = param, t.version = version, t.unscaled = unscaled;
-  t.e_lo = e_lo, t.e_hi = e_hi;
+  t.e_lo = g.e_lo, t.e_hi = g.e_hi;
   return t;
 }
 
@@ -347,8 +326,8 @@ void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& h
   if (ImGui::IsItemHovered()) {  // the cell under the mouse
     const ImVec2 m = ImGui::GetIO().MousePos;
     const GradHist& h = hs[nearest_index(hs, static_cast<int64_t>(f.x_at(m.x)))];
-    const int e = static_cast<int>(std::floor(f.y0 + (f.p1.y - m.y) / (f.p1.y - f.p0.y) * (f.y1 - f.y0)));
-    const int held = e + (tru ? static_cast<int>(std::round(log2_scale(h))) : 0);  // bin in the log
+    const int e = static_cast<int>(std::floor(f.y_at(m.y)));
+    const int held = e + (tru ? scale_shift(h) : 0);  // bin in the log
     const int64_t c = held >= h.exp_min && held <= h.exp_max ? h.counts[held - h.exp_min] : 0;
     ImGui::SetTooltip("step %lld, loss scale 2^%g\n2^%d <= |g|%s < 2^%d: %lld values (click: show this step)%s",
                       static_cast<long long>(h.step), log2_scale(h), e, tru ? " (true)" : "", e + 1,
@@ -381,7 +360,7 @@ void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& h
     std::vector<ImVec2> pts;
     double prev = NAN;
     for (size_t k = 0; k < hs.size(); ++k) {
-      double y = e - std::round(log2_scale(hs[k]));
+      double y = e - scale_shift(hs[k]);
       double x = double(hs[k].step);
       if (y != prev) {
         if (!pts.empty()) pts.push_back(f.map(x, prev));

@@ -22,7 +22,10 @@ const char* status_of(const RunData& d) {
   return "running?";
 }
 
+// An object's keys and values as a tree. The reader keeps only objects nested at most
+// kMaxRunJsonDepth deep in run_json (so the recursion is bounded); long values are cut.
 void draw_json(const nlohmann::json& j) {
+  if (!j.is_object()) return;
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (it->is_object()) {
       if (ImGui::TreeNodeEx(it.key().c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
@@ -33,8 +36,9 @@ void draw_json(const nlohmann::json& j) {
     }
     ImGui::TextDisabled("%s:", it.key().c_str());
     ImGui::SameLine();
-    ImGui::TextUnformatted(it->is_string() ? it->get_ref<const std::string&>().c_str()
-                                           : it->dump().c_str());
+    std::string v = it->is_string() ? it->get_ref<const std::string&>() : it->dump();
+    if (v.size() > 300) v = v.substr(0, 300) + fmt::format(" ... ({} bytes)", v.size());
+    ImGui::TextUnformatted(v.c_str());
   }
 }
 
@@ -60,11 +64,12 @@ void draw_counts(const RunSlot& slot) {
               n_scalars, d.scalars.size(), d.loss_scale.size(), n_hists, d.params.size(),
               d.notes.size(), static_cast<long long>(d.max_step));
   ImVec4 warn(1.0f, 0.55f, 0.4f, 1.0f), ok(0.6f, 0.85f, 0.6f, 1.0f);
-  ImGui::TextColored(d.corrupt_lines ? warn : ok, "unreadable lines: %lld",
+  ImGui::TextColored(d.corrupt_lines ? warn : ok, "corrupt lines: %lld",
                      static_cast<long long>(d.corrupt_lines));
-  help_marker("Lines that are not JSON, not an object, or lack a field their type needs. They "
-              "are skipped and counted; the first ones are listed below with their line "
-              "numbers.");
+  help_marker("Lines that are not JSON, not an object, lack a field their type needs, or hold "
+              "a value of the wrong type or out of range (a negative count, a step beyond "
+              "2^40 ...: docs/viewer.md, \"Bad input\"). They are skipped, never drawn, and "
+              "counted; the first ones are listed below with their line numbers and why.");
   ImGui::SameLine();
   ImGui::TextColored(d.unknown_types ? warn : ok, "   unknown event types: %lld",
                      static_cast<long long>(d.unknown_types));
@@ -75,6 +80,12 @@ void draw_counts(const RunSlot& slot) {
   help_marker("A run being written may end in half a line: it is read once its end arrives.");
   if (d.restarts) ImGui::Text("the file was rewritten %lld times: read again from the start",
                               static_cast<long long>(d.restarts));
+  if (d.replaced_points) {
+    ImGui::Text("%lld points replaced by later lines for the same or an earlier step",
+                static_cast<long long>(d.replaced_points));
+    help_marker("A run resumed from an earlier checkpoint logs those steps again: the newer "
+                "line wins, so each series shows what the run did last.");
+  }
   for (const auto& p : d.problems) ImGui::BulletText("%s", p.c_str());
 }
 
@@ -113,7 +124,7 @@ void draw_runs_panel(App& app) {
       app.runs_selected = static_cast<int>(i);
     ImGui::PopStyleColor();
     ImGui::SameLine(status_x);
-    ImGui::TextDisabled("%s%s", status_of(d), d.corrupt_lines ? " !" : "");
+    ImGui::TextDisabled("%s%s", status_of(d), run_problems(d).empty() ? "" : " !");
   }
   ImGui::EndChild();
   ImGui::SameLine();
@@ -123,6 +134,7 @@ void draw_runs_panel(App& app) {
   const RunData& d = slot.data();
   ImGui::Text("%s", d.dir.c_str());
   synthetic_banner(d);
+  run_problems_lines(d);
   ImGui::Separator();
   draw_counts(slot);
   ImGui::Separator();
@@ -130,7 +142,7 @@ void draw_runs_panel(App& app) {
   help_marker("What ran: lesson, model, precision mode, device, seed, the flags. Written at the "
               "start and rewritten at the end (docs/run-log.md).");
   if (!d.run_json_error.empty()) ImGui::TextColored(ImVec4(1, 0.55f, 0.4f, 1), "%s", d.run_json_error.c_str());
-  else draw_json(d.run_json);
+  draw_json(d.run_json);
   if (!d.notes.empty()) {
     ImGui::Separator();
     ImGui::TextUnformatted("notes");

@@ -69,22 +69,24 @@ struct Column {
 };
 
 // Columns of `pts` for a plot `cols` pixels wide over [x0, x1). Cached: a series only changes
-// when the run grows (then its size changes), so most frames reuse the last result.
+// when its run's reader moves on (`version`), so most frames reuse the last result.
 template <class Points, class Get>
-const std::vector<Column>& columns_of(const Points& pts, Get get, int tag, double x0, double x1,
-                                      int cols) {
+const std::vector<Column>& columns_of(const Points& pts, Get get, int tag, uint64_t version,
+                                      double x0, double x1, int cols) {
   struct Key {
     const void* data;
     size_t size;
     int tag;
+    uint64_t version;
     double x0, x1;
     int cols;
     bool operator<(const Key& o) const {
-      return std::tie(data, size, tag, x0, x1, cols) < std::tie(o.data, o.size, o.tag, o.x0, o.x1, o.cols);
+      return std::tie(data, size, tag, version, x0, x1, cols) <
+             std::tie(o.data, o.size, o.tag, o.version, o.x0, o.x1, o.cols);
     }
   };
   static std::map<Key, std::vector<Column>> cache;
-  Key key{pts.data(), pts.size(), tag, x0, x1, cols};
+  Key key{pts.data(), pts.size(), tag, version, x0, x1, cols};
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   if (cache.size() > 64) cache.clear();  // old sizes and widths: forget them
   std::vector<Column>& out = cache[key];
@@ -96,8 +98,9 @@ const std::vector<Column>& columns_of(const Points& pts, Get get, int tag, doubl
   for (const auto& p : pts) {
     double x = double(p.step), y = get(p);
     if (!std::isfinite(y)) continue;
-    int c = static_cast<int>((x - x0) / (x1 - x0) * cols);
-    if (c < 0 || c >= cols) continue;
+    const double at = (x - x0) / (x1 - x0) * cols;  // checked before the cast to int
+    if (!(at >= 0 && at < cols)) continue;
+    const int c = static_cast<int>(at);
     if (c != col) {
       flush();
       col = c, lo = hi = sum = y, n = 1;
@@ -111,9 +114,10 @@ const std::vector<Column>& columns_of(const Points& pts, Get get, int tag, doubl
 
 // A long series drawn per pixel column: a faint min..max segment and a line through the means.
 template <class Points, class Get>
-void draw_series(const PlotFrame& f, const Points& pts, Get get, int tag, ImU32 color, float thickness) {
-  const int cols = std::max(1, static_cast<int>(f.p1.x - f.p0.x));
-  const auto& columns = columns_of(pts, get, tag, f.x0, f.x1, cols);
+void draw_series(const PlotFrame& f, const Points& pts, Get get, int tag, uint64_t version,
+                 ImU32 color, float thickness) {
+  const int cols = std::clamp(static_cast<int>(f.p1.x - f.p0.x), 1, 16384);
+  const auto& columns = columns_of(pts, get, tag, version, f.x0, f.x1, cols);
   std::vector<ImVec2> line;
   line.reserve(columns.size());
   for (const Column& c : columns) {
@@ -143,7 +147,7 @@ void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
   }
   PlotFrame f = begin_plot("scale", size, xr.x0, xr.x1, std::floor(lo) - 1, std::ceil(hi) + 2,
                            nullptr, "loss scale (log2 axis); red ticks: skipped steps", step_label,
-                           pow2_label, 0, hi - lo > 12 ? 4 : hi - lo > 6 ? 2 : 1);
+                           pow2_label, 0, hi - lo > 48 ? 0 : hi - lo > 12 ? 4 : hi - lo > 6 ? 2 : 1);
   if (ImGui::IsItemHovered()) {
     const double step = f.x_at(ImGui::GetIO().MousePos.x);
     ImGui::BeginTooltip();
@@ -219,10 +223,10 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
       auto it = r.data().scalars.find(n);
       if (it == r.data().scalars.end()) continue;
       // The y range from the cached columns (min and max of every column = of all points).
-      const int cols = std::max(1, static_cast<int>(size.x));
+      const int cols = std::clamp(static_cast<int>(size.x), 1, 16384);
       const auto& columns = columns_of(
           it->second, [&](const ScalarPoint& p) { return log_y ? std::log10(p.value) : p.value; },
-          log_y, xr.x0, xr.x1, cols);
+          log_y, r.reader->version(), xr.x0, xr.x1, cols);
       for (const Column& c : columns) lo = std::min(lo, c.lo), hi = std::max(hi, c.hi);
       break;  // the first name a run has
     }
@@ -233,7 +237,8 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
     return;
   }
   // 5% margins; a flat or single-point series still gets a readable span (2% of its value).
-  double pad = std::max({(hi - lo) * 0.05, 0.02 * std::max(std::fabs(lo), std::fabs(hi)), 1e-9});
+  // (hi / 2 - lo / 2: no overflow for values near the doubles' limit.)
+  double pad = std::max({(hi / 2 - lo / 2) * 0.1, 0.02 * std::max(std::fabs(lo), std::fabs(hi)), 1e-9});
   TickLabel pow10 = [](double v) { return fmt::format("{:.3g}", std::pow(10.0, v)); };
   TickLabel ylab = log_y ? pow10 : nullptr;
   PlotFrame f = begin_plot(title, size, xr.x0, xr.x1, lo - pad, hi + pad, "step", title, step_label,
@@ -251,7 +256,7 @@ void draw_curve(App& app, XRange xr, ImVec2 size, const std::vector<const char*>
       if (it == r.data().scalars.end()) continue;
       draw_series(f, it->second,
                   [&](const ScalarPoint& p) { return log_y ? std::log10(p.value) : p.value; },
-                  log_y, r.color, 1.8f);
+                  log_y, r.reader->version(), r.color, 1.8f);
       if (hovered) {  // the logged point nearest the mouse
         const auto& v = it->second;
         auto k = std::lower_bound(v.begin(), v.end(), hover_step,
@@ -281,6 +286,8 @@ void draw_scale_panel(App& app) {
     return;
   }
   draw_legend(app);
+  for (const auto& r : app.runs)
+    if (r.overlay) run_problems_lines(r.data());
   XRange xr;
   for (const auto& r : app.runs)
     if (r.overlay) xr.x1 = std::max(xr.x1, double(r.data().max_step + 1));

@@ -4,13 +4,11 @@
 
 #include <GL/gl.h>
 #include <GL/glext.h>
-#include <fcntl.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <stdexcept>
+
+#include "framework/io/atomic_file.h"
 
 #include <stb_image_write.h>  // compiled into Debian's libstb: no *_IMPLEMENTATION here
 
@@ -53,47 +51,28 @@ std::vector<uint8_t> Offscreen::read() const {
   return out;
 }
 
-namespace {
-
-std::string fsync_rename(const std::string& tmp, const std::string& path) {
-  int fd = ::open(tmp.c_str(), O_RDONLY);
-  if (fd < 0 || ::fsync(fd) != 0) {
-    std::string e = std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    std::remove(tmp.c_str());
-    return tmp + ": " + e;
-  }
-  ::close(fd);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string e = std::strerror(errno);
-    std::remove(tmp.c_str());
-    return path + ": " + e;
-  }
-  return "";
-}
-
-}  // namespace
-
+// The PNG is encoded in memory first, then written by hg::io::write_file_atomic: a temporary
+// in the same folder, every write, the fsync and the close checked, renamed over `path` only
+// when complete. (stbi_write_png writes the file itself and ignores failed writes: on a full
+// disk it reported success and left a truncated PNG in place of the old one.)
 std::string write_png(const std::string& path, int w, int h, const std::vector<uint8_t>& rgba) {
-  std::string tmp = path + ".tmp";
-  if (!stbi_write_png(tmp.c_str(), w, h, 4, rgba.data(), w * 4)) {
-    std::remove(tmp.c_str());
-    return path + ": cannot write the PNG";
-  }
-  return fsync_rename(tmp, path);
+  std::vector<uint8_t> png;
+  auto append = [](void* ctx, void* data, int n) {
+    auto* out = static_cast<std::vector<uint8_t>*>(ctx);
+    out->insert(out->end(), static_cast<uint8_t*>(data), static_cast<uint8_t*>(data) + n);
+  };
+  if (!stbi_write_png_to_func(append, &png, w, h, 4, rgba.data(), w * 4) || png.empty())
+    return path + ": cannot encode the PNG";
+  return write_text_file(path, std::string(png.begin(), png.end()));
 }
 
-std::string write_text_file(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return tmp + ": " + std::strerror(errno);
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return path + ": write failed";
+std::string write_text_file(const std::string& path, const std::string& bytes) {
+  try {
+    hg::io::write_file_atomic(path, bytes);
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();  // "cannot write PATH: write failed: No space left on device (the previous ..."
   }
-  return fsync_rename(tmp, path);
 }
 
 }  // namespace hg::viewer

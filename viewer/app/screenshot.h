@@ -24,9 +24,11 @@ class Offscreen {
   unsigned fbo_ = 0, color_ = 0;
 };
 
-// Writes a PNG atomically (temp file, fsync, rename). Returns "" or the error.
+// Writes a PNG atomically (hg::io::write_file_atomic: a temporary in the same folder, every
+// write and close checked, fsync, rename only when complete). Returns "" or the error; on an
+// error the previous file at `path` is untouched and no temporary is left.
 std::string write_png(const std::string& path, int w, int h, const std::vector<uint8_t>& rgba);
-// Writes text atomically. Returns "" or the error.
-std::string write_text_file(const std::string& path, const std::string& text);
+// Writes bytes atomically, the same way. Returns "" or the error.
+std::string write_text_file(const std::string& path, const std::string& bytes);
 
 }  // namespace hg::viewer

@@ -28,24 +28,17 @@ void synthetic_banner(const RunData& run) {
   ImGui::PopStyleColor();
 }
 
-double nice_step(double range, int target_ticks) {
-  if (!(range > 0)) return 1;
-  double raw = range / std::max(1, target_ticks);
-  double p = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * p >= raw) return m * p;
-  return 10 * p;
-}
-
 std::string pow2_label(double e) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "2^%d", static_cast<int>(std::lround(e)));
+  std::snprintf(buf, sizeof buf, "2^%.0f", std::round(e) + 0.0);  // + 0.0: no "2^-0"
   return buf;
 }
 
 std::string step_label(double s) {
   char buf[32];
-  if (std::fabs(s) >= 1e6) std::snprintf(buf, sizeof buf, "%.3gM", s / 1e6);
+  if (std::fabs(s) >= 1e12) std::snprintf(buf, sizeof buf, "%.3gT", s / 1e12);
+  else if (std::fabs(s) >= 1e9) std::snprintf(buf, sizeof buf, "%.3gG", s / 1e9);
+  else if (std::fabs(s) >= 1e6) std::snprintf(buf, sizeof buf, "%.3gM", s / 1e6);
   else if (std::fabs(s) >= 1e3) std::snprintf(buf, sizeof buf, "%.3gk", s / 1e3);
   else std::snprintf(buf, sizeof buf, "%g", s);
   return buf;
@@ -62,10 +55,11 @@ PlotFrame begin_plot(const char* id, ImVec2 size, double x0, double x1, double y
                      TickLabel y_label, double x_step, double y_step) {
   if (!x_label) x_label = plain_label;
   if (!y_label) y_label = plain_label;
-  if (!(x1 > x0)) x1 = x0 + 1;
-  if (!(y1 > y0)) y1 = y0 + 1;
+  sane_range(x0, x1);
+  sane_range(y0, y1);
   const float fs = ImGui::GetFontSize();
   ImVec2 outer0 = ImGui::GetCursorScreenPos();
+  size = {std::max(size.x, 1.0f), std::max(size.y, 1.0f)};  // ImGui asserts on a zero size
   ImGui::InvisibleButton(id, size);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   PlotFrame f;
@@ -76,32 +70,22 @@ PlotFrame begin_plot(const char* id, ImVec2 size, double x0, double x1, double y
 
   const ImU32 grid = IM_COL32(255, 255, 255, 28), text = ImGui::GetColorU32(ImGuiCol_Text);
   dl->AddRectFilled(f.p0, f.p1, IM_COL32(20, 22, 28, 255));
-  if (x_step <= 0) x_step = nice_step(x1 - x0, std::max(2, int((f.p1.x - f.p0.x) / (fs * 6))));
-  if (y_step <= 0 && y_step != kLog10Ticks)
-    y_step = nice_step(y1 - y0, std::max(2, int((f.p1.y - f.p0.y) / (fs * 2.5f))));
-  for (double x = std::ceil(x0 / x_step) * x_step; x <= x1 + 1e-9 * x_step; x += x_step) {
+  // As many ticks as labels fit; a fixed step (binades) is widened when it would give more.
+  const int x_fit = std::clamp(int((f.p1.x - f.p0.x) / (fs * 3)), 2, kMaxTicks);
+  const int y_fit = std::clamp(int((f.p1.y - f.p0.y) / (fs * 1.2f)), 2, kMaxTicks);
+  if (x_step > 0) x_step = fit_step(x_step, x1 - x0, x_fit);
+  else x_step = nice_step(x1 - x0, std::max(2, int((f.p1.x - f.p0.x) / (fs * 6))));
+  if (y_step > 0) y_step = fit_step(y_step, y1 - y0, y_fit);
+  else if (y_step != kLog10Ticks) y_step = nice_step(y1 - y0, std::max(2, int((f.p1.y - f.p0.y) / (fs * 2.5f))));
+  // The tick positions are computed (and capped) first: the loops below cannot run away.
+  for (double x : linear_ticks(x0, x1, x_step)) {
     float sx = f.px(x);
     dl->AddLine({sx, f.p0.y}, {sx, f.p1.y}, grid);
     std::string s = x_label(x);
     float w = ImGui::CalcTextSize(s.c_str()).x;
     dl->AddText({sx - w * 0.5f, f.p1.y + 2}, text, s.c_str());
   }
-  std::vector<double> y_ticks;
-  if (y_step == kLog10Ticks) {
-    // y holds log10(v): ticks at 1, 2, 5 x 10^k (fewer or more mantissas to keep 3..8 ticks).
-    for (const std::vector<double>& ms : {std::vector<double>{1, 2, 5}, {1}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
-      y_ticks.clear();
-      for (int k = static_cast<int>(std::floor(y0)) - 1; k <= static_cast<int>(std::ceil(y1)); ++k)
-        for (double m : ms) {
-          double t = k + std::log10(m);
-          if (t >= y0 && t <= y1) y_ticks.push_back(t);
-        }
-      if (y_ticks.size() >= 3 && y_ticks.size() <= 8) break;
-    }
-  } else {
-    for (double y = std::ceil(y0 / y_step) * y_step; y <= y1 + 1e-9 * y_step; y += y_step)
-      y_ticks.push_back(y);
-  }
+  const std::vector<double> y_ticks = y_step == kLog10Ticks ? log10_ticks(y0, y1) : linear_ticks(y0, y1, y_step);
   for (double y : y_ticks) {
     float sy = f.py(y);
     dl->AddLine({f.p0.x, sy}, {f.p1.x, sy}, grid);
@@ -136,14 +120,16 @@ ImU32 run_color(int i) {
 }
 
 ImU32 heat_color(double t) {
-  t = std::clamp(t, 0.0, 1.0);
-  // dark blue -> violet -> orange -> yellow (a perceptually ordered ramp, like "inferno")
-  const float stops[5][3] = {{12, 10, 40}, {90, 20, 120}, {190, 55, 80}, {245, 140, 30}, {250, 240, 140}};
-  double s = t * 4;
-  int i = std::min(3, static_cast<int>(s));
-  double u = s - i;
-  auto mix = [&](int c) { return static_cast<int>(stops[i][c] + (stops[i + 1][c] - stops[i][c]) * u); };
-  return IM_COL32(mix(0), mix(1), mix(2), 255);
+  const Rgb c = heat_rgb(t);
+  return IM_COL32(c.r, c.g, c.b, 255);
+}
+
+void run_problems_lines(const RunData& run) {
+  const std::vector<std::string> problems = run_problems(run);
+  if (problems.empty()) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 150, 100, 255));
+  for (const std::string& p : problems) ImGui::TextWrapped("run %s: %s", run.name.c_str(), p.c_str());
+  ImGui::PopStyleColor();
 }
 
 }  // namespace hg::viewer

@@ -1,0 +1,202 @@
+// The plots' arithmetic (viewer/plot_math.h) for any input: ranges that do not advance in
+// doubles, NaN, infinities, and the extremes the run-log validation lets through. Every loop
+// there must end with a bounded result, and every index into the heat map's cells must stay
+// inside them. (The viewer looped forever on a step axis at 1e17, where x + 1 == x; the
+// corpus test viewer_bad_runs renders that case.)
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "framework/dtype/float_format.h"
+#include "viewer/plot_math.h"
+
+using namespace hg::viewer;
+
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+// A histogram over the formats' whole exponent range with `count` values at exponent `e`.
+GradHist hist_at(int64_t step, int e, int64_t count, double scale) {
+  GradHist h;
+  h.step = step;
+  h.scale = scale;
+  h.exp_min = min_hist_exponent();
+  h.exp_max = max_hist_exponent();
+  h.counts.assign(size_t(h.exp_max - h.exp_min + 1), 0);
+  h.counts[size_t(e - h.exp_min)] = count;
+  h.total = count;
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("sane_range makes every range finite, increasing and wide enough to divide by") {
+  const double cases[][2] = {{1e17, 1e17},   {1e17, 1e17 + 1}, {0, 0},        {5, 3},
+                             {kNaN, 5},      {-kInf, kInf},    {kInf, kInf},  {-1e308, 1e308},
+                             {1e-320, 1e-320}, {-0.0, 0.0},    {4e18, 4e18 + 512}};
+  for (const auto& c : cases) {
+    double lo = c[0], hi = c[1];
+    sane_range(lo, hi);
+    CAPTURE(c[0]);
+    CAPTURE(c[1]);
+    REQUIRE(std::isfinite(lo));
+    REQUIRE(std::isfinite(hi));
+    REQUIRE(hi > lo);
+    // The ends differ by far more than their rounding: (x - lo) / (hi - lo) is meaningful.
+    CHECK(hi - lo >= std::max(std::fabs(lo), std::fabs(hi)) * 1e-9);
+    CHECK(std::isfinite(hi - lo));
+  }
+  double lo = 0, hi = 10;
+  sane_range(lo, hi);
+  CHECK(lo == 0);  // a usable range is kept as it is
+  CHECK(hi == 10);
+}
+
+TEST_CASE("nice_step is a positive finite 1, 2 or 5 x 10^k for any range") {
+  CHECK(nice_step(10, 5) == 2);
+  CHECK(nice_step(100, 4) == 50);
+  CHECK(nice_step(7, 7) == 1);
+  for (double r : {0.0, -1.0, kNaN, kInf, 1e-320, 1e300, 1e308}) {
+    CAPTURE(r);
+    const double s = nice_step(r, 8);
+    CHECK(s > 0);
+    CHECK(std::isfinite(s));
+  }
+}
+
+TEST_CASE("linear_ticks are the multiples of the step inside the range, at most kMaxTicks") {
+  CHECK(linear_ticks(0, 10, 2) == std::vector<double>{0, 2, 4, 6, 8, 10});
+  CHECK(linear_ticks(-3, 3, 2) == std::vector<double>{-2, 0, 2});
+  CHECK(linear_ticks(0.5, 0.6, 1).empty());
+  // A step that does not advance a double (1 at 1e17, 512 at 4e18): the count is computed
+  // first, so the loop ends.
+  for (auto [lo, hi, step] : {std::array<double, 3>{1e17, 1e17 + 64, 1},
+                              std::array<double, 3>{4e18, 4e18 + 4096, 1},
+                              std::array<double, 3>{0, 1e300, 1e-300},
+                              std::array<double, 3>{-1e300, 1e300, 1}}) {
+    CAPTURE(lo);
+    CAPTURE(step);
+    const std::vector<double> t = linear_ticks(lo, hi, step);
+    CHECK(t.size() <= size_t(kMaxTicks));
+    for (double x : t) CHECK(std::isfinite(x));
+  }
+  CHECK(linear_ticks(0, 1e6, 1).size() == size_t(kMaxTicks));
+  // Steps and ends that mean nothing give no ticks.
+  CHECK(linear_ticks(0, 10, 0).empty());
+  CHECK(linear_ticks(0, 10, -1).empty());
+  CHECK(linear_ticks(0, 10, kNaN).empty());
+  CHECK(linear_ticks(0, 10, kInf).empty());
+  CHECK(linear_ticks(kNaN, 10, 1).empty());
+  CHECK(linear_ticks(0, kInf, 1).empty());
+  CHECK(linear_ticks(10, 0, 1).empty());
+}
+
+TEST_CASE("log10_ticks: 1-2-5 per decade, bounded for any range") {
+  const std::vector<double> t = log10_ticks(0, 2);  // 1 .. 100
+  REQUIRE(t.size() == 7);                           // 1 2 5 10 20 50 100
+  CHECK(t.front() == 0);
+  CHECK(t[1] == doctest::Approx(std::log10(2.0)));
+  CHECK(t.back() == 2);
+  for (auto [lo, hi] : {std::array<double, 2>{-1e300, 1e300}, {-324, 309}, {5, 5}}) {
+    CAPTURE(lo);
+    const std::vector<double> u = log10_ticks(lo, hi);
+    CHECK(u.size() <= size_t(kMaxTicks));
+    for (double x : u) CHECK((x >= lo && x <= hi));
+  }
+  // 5e-324 .. 1e308: one tick every 100 decades, spread over the whole axis.
+  CHECK(log10_ticks(-323.3, 308) == std::vector<double>{-300, -200, -100, 0, 100, 200, 300});
+  CHECK(log10_ticks(kNaN, 1).empty());
+  CHECK(log10_ticks(0, kInf).empty());
+}
+
+TEST_CASE("to_pixel is finite for any value") {
+  CHECK(to_pixel(12.5, 0) == 12.5f);
+  CHECK(to_pixel(kNaN, 7) == 7.0f);
+  CHECK(to_pixel(kInf, 0) == 1e6f);
+  CHECK(to_pixel(-kInf, 0) == -1e6f);
+  CHECK(to_pixel(1e300, 0) == 1e6f);
+}
+
+TEST_CASE("scale_shift: log2 of the scale, 0 for a scale that is not a positive number") {
+  GradHist h;
+  h.scale = 1024;
+  CHECK(scale_shift(h) == 10);
+  h.scale = min_loss_scale();  // 2^-149
+  CHECK(scale_shift(h) == -149);
+  h.scale = max_loss_scale();  // 3.4e38, just below 2^128
+  CHECK(scale_shift(h) == 128);
+  for (double bad : {0.0, -1.0, kNaN, kInf, -kInf}) {
+    h.scale = bad;
+    CHECK(scale_shift(h) == 0);
+  }
+}
+
+TEST_CASE("heat_rgb: every input gives a colour of the ramp; NaN is the bottom of it") {
+  const Rgb bottom = heat_rgb(0), top = heat_rgb(1);
+  CHECK((bottom.r == 12 && bottom.g == 10 && bottom.b == 40));
+  CHECK((top.r == 250 && top.g == 240 && top.b == 140));
+  for (double t : {kNaN, -kNaN, -kInf, -1.0, -0.0}) {
+    const Rgb c = heat_rgb(t);
+    CHECK((c.r == bottom.r && c.g == bottom.g && c.b == bottom.b));
+  }
+  for (double t : {kInf, 2.0, 1e300}) {
+    const Rgb c = heat_rgb(t);
+    CHECK((c.r == top.r && c.g == top.g && c.b == top.b));
+  }
+  const Rgb mid = heat_rgb(0.5);  // the third stop: (190, 55, 80)
+  CHECK((mid.r == 190 && mid.g == 55 && mid.b == 80));
+}
+
+TEST_CASE("heat_grid: the formats' whole exponent range and extreme scales stay inside the cells") {
+  const int e_lo = min_hist_exponent(), e_hi = max_hist_exponent();  // -149, 127
+  const int64_t most = int64_t(1) << 48;
+  // Values at both ends of the range, scales at both ends of theirs: the rows of the true
+  // gradient then span 2^-149 / 3.4e38 .. 2^127 / 2^-149.
+  const std::vector<GradHist> hs = {hist_at(0, e_lo, most, min_loss_scale()),
+                                    hist_at(1, e_hi, most, max_loss_scale()),
+                                    hist_at(2, 0, 1, 1.0)};
+  for (bool unscaled : {false, true}) {
+    CAPTURE(unscaled);
+    const HeatGrid g = heat_grid(hs, unscaled, 2048);
+    REQUIRE(g.cols == 3);
+    REQUIRE(g.rows == g.e_hi - g.e_lo + 1);
+    REQUIRE(g.rows <= kMaxHeatRows);
+    REQUIRE(g.t.size() == size_t(g.rows) * size_t(g.cols));
+    for (float t : g.t) REQUIRE((t >= 0.0f && t <= 1.0f));
+    // Each value is in the row of its exponent (shifted by the scale for the true gradient).
+    auto cell = [&](int e, int x) { return g.t[size_t(g.e_hi - e) * size_t(g.cols) + size_t(x)]; };
+    const int s0 = unscaled ? -149 : 0, s1 = unscaled ? 128 : 0;
+    CHECK(cell(e_lo - s0, 0) == 1.0f);  // the largest count
+    CHECK(cell(e_hi - s1, 1) == 1.0f);
+    CHECK(cell(0, 2) > 0.0f);
+    CHECK(cell(0, 2) < 0.1f);  // log(2) / log(1 + 2^48)
+  }
+}
+
+TEST_CASE("heat_grid: more steps than columns share columns, the largest count kept") {
+  std::vector<GradHist> hs;
+  for (int k = 0; k < 5000; ++k) hs.push_back(hist_at(k, -10, k == 4321 ? 1000 : 1, 1.0));
+  const HeatGrid g = heat_grid(hs, false, 2048);
+  CHECK(g.cols == 2048);
+  REQUIRE(g.t.size() == size_t(g.rows) * 2048);
+  const size_t row = size_t(g.e_hi - (-10));
+  int bright = 0;
+  for (int x = 0; x < 2048; ++x) bright += g.t[row * 2048 + size_t(x)] == 1.0f;
+  CHECK(bright == 1);  // step 4321's spike survives in the one column that holds it
+  CHECK(heat_grid({}, false, 2048).t.empty());
+  CHECK(heat_grid(hs, false, 0).t.empty());
+}
+
+TEST_CASE("fit_step widens a fixed tick step by powers of two until the ticks fit") {
+  CHECK(fit_step(4, 60, 20) == 4);    // 2^-44 .. 2^16 in steps of 4 binades: 15 ticks fit
+  CHECK(fit_step(4, 277, 20) == 16);  // 2^-149 .. 2^127: 69 ticks -> 17 with 16 binades
+  CHECK(fit_step(1, 1e12, 10) == std::exp2(std::ceil(std::log2(1e11))));
+  CHECK(fit_step(4, 277, 0) == 512);  // at most one tick
+  for (double r : {kNaN, kInf, 0.0, -5.0}) CHECK(fit_step(4, r, 10) == 4);
+  CHECK(std::isnan(fit_step(kNaN, 10, 10)));  // a step that is no step is left to linear_ticks
+}

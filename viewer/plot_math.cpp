@@ -1,0 +1,136 @@
+// The arithmetic behind the plots (see plot_math.h): every loop bounded before it starts.
+#include "viewer/plot_math.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "framework/dtype/float_format.h"
+
+namespace hg::viewer {
+
+void sane_range(double& lo, double& hi) {
+  if (!std::isfinite(lo) || !std::isfinite(hi)) lo = 0, hi = 1;
+  lo = std::clamp(lo, -1e300, 1e300), hi = std::clamp(hi, -1e300, 1e300);
+  if (hi < lo) std::swap(lo, hi);
+  // At least a billionth of the ends' size (and 1e-300): 1e17 .. 1e17 widens to a range
+  // whose ends differ in doubles, 0 .. 0 to -1e-300 .. 1e-300 (then scaled by the plot).
+  const double min_half = std::max(1e-300, std::max(std::fabs(lo), std::fabs(hi)) * 1e-9);
+  if (hi - lo < 2 * min_half) {
+    const double mid = lo / 2 + hi / 2;
+    lo = mid - min_half, hi = mid + min_half;
+  }
+}
+
+double nice_step(double range, int target_ticks) {
+  if (!(range > 0) || !std::isfinite(range)) return 1;
+  const double raw = range / std::max(1, target_ticks);
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  if (!(p > 0) || !std::isfinite(p)) return 1;
+  for (double m : {1.0, 2.0, 5.0})
+    if (m * p >= raw) return m * p;
+  return 10 * p;
+}
+
+double fit_step(double step, double range, int max_ticks) {
+  if (!(step > 0) || !std::isfinite(step) || !(range > 0) || !std::isfinite(range)) return step;
+  const double ticks = range / step, most = std::max(1, max_ticks);
+  if (ticks <= most) return step;
+  return step * std::exp2(std::ceil(std::log2(ticks / most)));  // ticks / 2^k <= most
+}
+
+std::vector<double> linear_ticks(double lo, double hi, double step) {
+  std::vector<double> out;
+  if (!(step > 0) || !std::isfinite(step) || !std::isfinite(lo) || !std::isfinite(hi)) return out;
+  // The first and last multiples of step inside [lo, hi], as doubles (they may exceed int64).
+  const double k0 = std::ceil(lo / step), k1 = std::floor(hi / step + 1e-9);
+  if (!std::isfinite(k0) || !std::isfinite(k1) || k1 < k0) return out;
+  const double n = std::min(k1 - k0 + 1, double(kMaxTicks));
+  for (int i = 0; i < int(n); ++i) out.push_back((k0 + i) * step);
+  return out;
+}
+
+std::vector<double> log10_ticks(double lo, double hi) {
+  std::vector<double> out;
+  if (!std::isfinite(lo) || !std::isfinite(hi) || hi < lo) return out;
+  // Over many decades: powers of ten only, every 1, 2, 5, 10, 20 ... decades.
+  if (hi - lo > 8) return linear_ticks(lo, hi, std::max(1.0, nice_step(hi - lo, 8)));
+  // Decades k from floor(lo) - 1 to ceil(hi): at most 10 rounds.
+  const int k0 = static_cast<int>(std::clamp(std::floor(lo) - 1, -1e6, 1e6));
+  const int k1 = static_cast<int>(std::clamp(std::ceil(hi), -1e6, 1e6));
+  for (const std::vector<double>& ms : {std::vector<double>{1, 2, 5}, {1}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+    out.clear();
+    for (int k = k0; k <= k1 && out.size() < size_t(kMaxTicks); ++k)
+      for (double m : ms) {
+        const double t = k + std::log10(m);
+        if (t >= lo && t <= hi) out.push_back(t);
+      }
+    if (out.size() >= 3 && out.size() <= 8) break;
+  }
+  if (out.size() > size_t(kMaxTicks)) out.resize(kMaxTicks);
+  return out;
+}
+
+float to_pixel(double v, float fallback) {
+  if (std::isnan(v)) return fallback;
+  return static_cast<float>(std::clamp(v, -1e6, 1e6));
+}
+
+int scale_shift(const GradHist& h) {
+  if (!(h.scale > 0) || !std::isfinite(h.scale)) return 0;
+  return static_cast<int>(std::lround(std::log2(h.scale)));  // |log2| <= 1075 for any double
+}
+
+HeatGrid heat_grid(const std::vector<GradHist>& hs, bool unscaled, int max_cols) {
+  HeatGrid g;
+  if (hs.empty() || max_cols < 1) return g;
+  // FP16's limits as binary exponents: 2^-24 (smallest subnormal), 2^15 (binade of 65504).
+  const int64_t e_sub = std::ilogb(kFP16.min_subnormal()), e_max = std::ilogb(kFP16.max_finite());
+  // Rows: every exponent that holds a value, and FP16's limits, with a row of margin. In
+  // int64: an exponent plus a shift cannot overflow, whatever the histogram says.
+  int64_t lo = INT64_MAX, hi = INT64_MIN, cmax = 1;
+  for (const GradHist& h : hs) {
+    const int64_t s = unscaled ? scale_shift(h) : 0;
+    lo = std::min(lo, e_sub - s - 2), hi = std::max(hi, e_max - s + 2);
+    for (size_t i = 0; i < h.counts.size(); ++i) {
+      if (h.counts[i] <= 0) continue;
+      const int64_t e = int64_t(h.exp_min) + int64_t(i) - s;
+      lo = std::min(lo, e - 1), hi = std::max(hi, e + 1);
+      cmax = std::max(cmax, h.counts[i]);
+    }
+  }
+  hi = std::min(hi, lo + kMaxHeatRows - 1);  // at most kMaxHeatRows rows
+  g.e_lo = static_cast<int>(lo), g.e_hi = static_cast<int>(hi);
+  g.rows = static_cast<int>(hi - lo + 1);
+  g.cols = static_cast<int>(std::min<size_t>(hs.size(), size_t(max_cols)));
+  g.t.assign(size_t(g.rows) * size_t(g.cols), 0.0f);
+  const double log_cmax = std::log1p(double(cmax));
+  // Column x holds the steps hs[n*x/cols .. n*(x+1)/cols): one each when they fit.
+  const size_t n = hs.size();
+  for (int x = 0; x < g.cols; ++x) {
+    for (size_t k = n * size_t(x) / size_t(g.cols); k < n * size_t(x + 1) / size_t(g.cols); ++k) {
+      const GradHist& h = hs[k];
+      const int64_t s = unscaled ? scale_shift(h) : 0;
+      for (size_t i = 0; i < h.counts.size(); ++i) {
+        if (h.counts[i] <= 0) continue;
+        const int64_t e = int64_t(h.exp_min) + int64_t(i) - s;
+        if (e < lo || e > hi) continue;  // only when the rows were capped
+        float& cell = g.t[size_t(hi - e) * size_t(g.cols) + size_t(x)];  // row 0: largest exponent
+        cell = std::max(cell, float(std::log1p(double(h.counts[i])) / log_cmax));
+      }
+    }
+  }
+  return g;
+}
+
+Rgb heat_rgb(double t) {
+  if (!(t > 0)) t = 0;  // NaN too
+  if (t > 1) t = 1;
+  static const float stops[5][3] = {{12, 10, 40}, {90, 20, 120}, {190, 55, 80}, {245, 140, 30}, {250, 240, 140}};
+  const double s = t * 4;
+  const int i = std::min(3, static_cast<int>(s));  // 0..3: s is in [0, 4]
+  const double u = s - i;
+  auto mix = [&](int c) { return static_cast<int>(stops[i][c] + (stops[i + 1][c] - stops[i][c]) * u); };
+  return {mix(0), mix(1), mix(2)};
+}
+
+}  // namespace hg::viewer
