@@ -59,6 +59,9 @@
 #include "framework/optim/sgd.h"
 #include "framework/train/checkpoint.h"
 #include "framework/train/cli.h"
+#include "framework/train/guard.h"
+#include "framework/train/resume.h"
+#include "framework/train/run_folder.h"
 #include "framework/train/step.h"
 
 using hg::DType;
@@ -83,6 +86,21 @@ struct Flags {
   int64_t fail_at_step = -1;
   std::string fail_how = "throw";  // throw | kill
 };
+
+// What a checkpoint records and --resume checks (framework/train/resume.h): the flags that
+// decide which batches the run sees and what each step does. The number of ranks is not one
+// of them: every world size sees the same global batches and takes the same steps.
+nlohmann::json recorded_flags(const Flags& fl) {
+  const hg::train::CommonFlags& f = fl.common;
+  return {{"--model", f.model}, {"--seed", f.seed}, {"--batch-size", f.batch_size}, {"--lr", f.lr},
+          {"--momentum", f.momentum}, {"--weight-decay", f.weight_decay}, {"--limit-train", f.limit_train},
+          {"--optimizer", fl.optimizer}, {"--accumulate", fl.accumulate}, {"--precision", fl.precision}};
+}
+
+std::string run_name(const Flags& fl, int world_size) {
+  const hg::train::CommonFlags& f = fl.common;
+  return f.run_name.empty() ? "13_" + f.model + "_" + std::to_string(world_size) + "ranks" : f.run_name;
+}
 
 // Rank 0 prints; the other ranks send it their own lines through gather_text.
 bool g_print = true;
@@ -363,6 +381,7 @@ Memory run_checks(Communicator& comm, const CheckSetup& c) {
 struct TrainResult {
   double seconds = 0, comm_seconds = 0, accuracy = 0, loss = 0;
   int64_t images = 0, steps = 0, skipped = 0, overlapped = 0, buckets = 0;
+  hg::train::Divergence diverged;  // set on every rank when any rank's loss or weights became inf/NaN
 };
 
 // Accuracy over the test set, each rank evaluating its block of it; the counts are summed.
@@ -414,9 +433,14 @@ TrainResult train(Communicator& comm, const Flags& fl, hg::Device device, int ep
         (long long)resumed.step);
   }
 
-  // One run log per rank: runs/<name>/rank<k>/, so the viewer overlays the ranks.
-  const std::string name = f.run_name.empty() ? "13_" + f.model + "_" + std::to_string(N) + "ranks" : f.run_name;
-  hg::io::RunLog log("runs/" + name + "/rank" + std::to_string(k),
+  // One run log per rank: runs/<name>/rank<k>/, so the viewer overlays the ranks. Rank 0
+  // claims runs/<name> (main() checked it was free), then every rank opens its own folder in it.
+  const std::string name = run_name(fl, N);
+  const bool resuming = !f.resume.empty();
+  std::string folder = hg::train::run_folder(name);
+  if (k == 0) folder = hg::train::claim_run_folder(name, f.overwrite, resuming);
+  comm.barrier();
+  hg::io::RunLog log(folder + "/rank" + std::to_string(k),
                      {{"lesson", "13_data_parallel"}, {"model", f.model}, {"precision", fl.precision},
                       {"device", hg::device_name(device)}, {"seed", f.seed}, {"rank", k}, {"world_size", N},
                       {"args", {{"epochs", epochs}, {"batch_size", f.batch_size}, {"lr", f.lr},
@@ -460,6 +484,15 @@ TrainResult train(Communicator& comm, const Flags& fl, hg::Device device, int ep
       const bool stepped = scaler.step(stepper);
       scaler.update();
       if (fl.zero) zero->gather_parameters();
+      // Divergence: the replicas are equal, but each rank's loss is its own share, so the ranks
+      // agree (a sum of flags) and stop together, rather than leave one alone in an allreduce.
+      hg::train::Divergence d = hg::train::check_finite_step(step, step_loss, model->named_parameters());
+      if (comm.allreduce_sum(d ? 1.0 : 0.0) > 0) {
+        if (!d) d = {step, "another rank's loss or weights became inf or NaN"};
+        hg::train::report_divergence(log, fmt_line("lesson_13: %s, rank %d", f.model.c_str(), k), d);
+        r.diverged = d;
+        return r;
+      }
       r.skipped += !stepped;
       loss_sum += step_loss;
       log.scalar(step, "train/loss", step_loss, epoch);  // this rank's share
@@ -483,6 +516,8 @@ TrainResult train(Communicator& comm, const Flags& fl, hg::Device device, int ep
       hg::train::TrainingState st;
       st.step = step;
       st.epoch = epoch + 1;
+      st.extra["lesson"] = "13_data_parallel";
+      st.extra["flags"] = recorded_flags(fl);
       if (scaler.is_enabled()) st.extra["grad_scaler"] = scaler.state_dict();
       hg::train::save_training_checkpoint(f.checkpoint, *model, opt.get(), st);
     }
@@ -562,39 +597,59 @@ int main(int argc, char** argv) {
   hg::train::CommonFlags& f = fl.common;
   f.limit_train = 10000;  // 2-core default; --limit-train -1 for all 60000
   hg::train::add_common_flags(app, f);
-  app.add_option("--optimizer", fl.optimizer, "sgd | adamw")->capture_default_str()->check(CLI::IsMember({"sgd", "adamw"}));
+  // BatchNorm's running statistics would need their own synchronisation: no ResNets here.
+  app.get_option("--model")->check(hg::train::OneOf({"mlp", "smallcnn"}));
+  app.add_option("--optimizer", fl.optimizer, "sgd | adamw")->capture_default_str()->check(hg::train::OneOf({"sgd", "adamw"}));
   app.add_flag("--zero", fl.zero, "ZeRO-1: AdamW with the optimizer state sharded over the ranks");
   app.add_flag("--deterministic", fl.deterministic, "sum gradients in rank order (same bits as one process)");
-  app.add_option("--bucket-mb", fl.bucket_mb, "gradient bucket size in MiB")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--bucket-mb", fl.bucket_mb, "gradient bucket size in MiB")->capture_default_str()->check(hg::train::Positive(1024));
   app.add_option("--accumulate", fl.accumulate, "global batches per optimizer step (no_sync on all but the last)")
-      ->capture_default_str()->check(CLI::Range(1, 1024));
+      ->capture_default_str()->check(hg::train::WholeIn(1, 1024, "a number of global batches from 1 to 1024"));
   app.add_option("--precision", fl.precision, "fp32 | amp_f16 | amp_bf16")->capture_default_str()
-      ->check(CLI::IsMember({"fp32", "amp_f16", "amp_bf16"}));
+      ->check(hg::train::OneOf({"fp32", "amp_f16", "amp_bf16"}));
   app.add_option("--check-steps", fl.check_steps, "steps of section 3's comparisons (0: skip)")
-      ->capture_default_str()->check(CLI::Range(0, 10000));
-  app.add_option("--ring-mb", fl.ring_mb, "section 2's buffer in MiB")->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(hg::train::WholeIn(0, 10000, "a number of steps from 0 (skip) to 10000"));
+  app.add_option("--ring-mb", fl.ring_mb, "section 2's buffer in MiB")->capture_default_str()->check(hg::train::Positive(1024));
   app.add_option("--fail-rank", fl.fail_rank)->group("");  // for the tests
   app.add_option("--fail-at-step", fl.fail_at_step)->group("");
-  app.add_option("--fail-how", fl.fail_how)->group("")->check(CLI::IsMember({"throw", "kill"}));
+  app.add_option("--fail-how", fl.fail_how)->group("")->check(hg::train::OneOf({"throw", "kill"}));
+  // Every rank parses the same command line and finds the same errors: rank 0 says them.
+  auto refuse = [&](const std::string& why) {
+    if (comm->rank() == 0) hg::train::usage_error(app, why);
+    return hg::train::kExitUsage;
+  };
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& help) {
+    return comm->rank() == 0 ? app.exit(help) : 0;
   } catch (const CLI::ParseError& e) {
-    std::ostringstream quiet;  // every rank sees the same error: rank 0 says it
-    const int rc = comm->rank() == 0 ? app.exit(e) : app.exit(e, quiet, quiet);
-    return rc == 0 ? 0 : 2;
+    return refuse(e.what());
   }
-  auto refuse = [&](const std::string& why) {
-    if (comm->rank() == 0) std::fprintf(stderr, "lesson_13: %s\n", why.c_str());
-    return 2;
-  };
-  if (f.model != "mlp" && f.model != "smallcnn")
-    return refuse("--model " + f.model + ": this chapter trains mlp or smallcnn (BatchNorm's running statistics "
-                  "would need their own synchronisation)");
+  const bool resuming = !f.resume.empty();
+  int64_t epochs_done = 0;
+  if (resuming) {  // the checkpoint's flags fill in what the command line left out
+    const std::string why = hg::train::resume_flags(app, f.resume, "13_data_parallel", recorded_flags(fl), epochs_done);
+    if (!why.empty()) return refuse(why);
+  }
+  const int epochs = f.epochs > 0 ? f.epochs : 1;
+  if (resuming && epochs_done >= epochs) {
+    say("%s has done %lld epoch(s), --epochs is %d: nothing left to train (--epochs %lld trains further)\n",
+        f.resume.c_str(), (long long)epochs_done, epochs, (long long)epochs_done + 1);
+    return 0;
+  }
   if (fl.zero && !f.checkpoint.empty())
     return refuse("--checkpoint with --zero: the optimizer state is sharded over the ranks; checkpoints are for plain DP");
   if (fl.zero && !f.resume.empty()) return refuse("--resume with --zero: see --checkpoint");
   if (f.lr_schedule != "constant") return refuse("--lr-schedule is not supported in this chapter");
   if ((fl.zero || fl.optimizer == "adamw") && app.count("--lr") == 0) f.lr = 1e-3;  // SGD's 0.05 is far too big for Adam
+  // The run folder: checked by every rank before any work (on one machine they see the same
+  // runs/; on several, each its own), and refused everywhere if any rank refuses it. Rank 0
+  // says the first problem, once.
+  const auto run_problems =
+      comm->gather_text(hg::train::check_run_folders({run_name(fl, comm->world_size())}, f.overwrite, resuming));
+  for (size_t r = 0; r < run_problems.size(); ++r)
+    if (!run_problems[r].empty())
+      return refuse(r == 0 ? run_problems[r] : fmt_line("rank %zu: %s", r, run_problems[r].c_str()));
   if (f.batch_size < comm->world_size())
     return refuse(fmt_line("--batch-size %lld is the global batch: it needs at least one example per rank (%d ranks)",
                            (long long)f.batch_size, comm->world_size()));
@@ -621,7 +676,6 @@ int main(int argc, char** argv) {
       memory = run_checks(*comm, {f.model, &train_ds, 64, fl.check_steps, f.seed, fl.bucket_mb});
       comm->set_reduction(chosen);
     }
-    const int epochs = f.epochs > 0 ? f.epochs : 1;
     say("== 4. training %s on %d rank(s): %lld images, global batch %lld (%lld per rank)%s, %s, %s, %s ==\n",
         f.model.c_str(), comm->world_size(), (long long)train_ds.n, (long long)f.batch_size,
         (long long)(f.batch_size / comm->world_size()),
@@ -629,6 +683,7 @@ int main(int argc, char** argv) {
         fl.zero ? "ZeRO-1 AdamW" : fl.optimizer.c_str(), fl.precision.c_str(),
         fl.deterministic ? "rank-order sums" : "MPI's own order");
     const TrainResult r = train(*comm, fl, device, epochs, train_ds, test_ds);
+    if (r.diverged) return hg::train::kExitDiverged;  // every rank: each said why on stderr
     if (fl.zero)
       say("  gradients: one reduce-scatter after backward, parameters: one all-gather after the step\n\n");
     else

@@ -41,7 +41,7 @@ declare -A hg_ms hg_ips hg_comm pt_ms pt_ips
 for n in $RANKS; do
   echo "-- halfgrad: mpirun -np $n lesson_13 --threads 1 --check-steps 0 --limit-train $LIMIT --bucket-mb $BUCKET"
   out=$(OMP_NUM_THREADS=1 mpirun -np "$n" --oversubscribe "$LESSON" --threads 1 --check-steps 0 --ring-mb 0.1 \
-        --limit-train "$LIMIT" --limit-test 1000 --epochs 1 --bucket-mb "$BUCKET" --run-name "bench_dp_${n}ranks" 2>&1)
+        --limit-train "$LIMIT" --limit-test 1000 --epochs 1 --bucket-mb "$BUCKET" --run-name "bench_dp_${n}ranks" --overwrite 2>&1)
   rc=$?
   line=$(grep '^RESULT' <<<"$out" | tail -n 1)
   [ $rc -eq 0 ] && [ -n "$line" ] || { tail -n 8 <<<"$out"; echo "lesson_13 on $n rank(s) failed (exit $rc)"; }

@@ -5,9 +5,14 @@
 #   killed   rank 1 is killed (SIGKILL) in epoch 2: the job ends with an error naming rank 1,
 #            and the checkpoint rank 0 wrote after epoch 1 is whole: a run resumes from it
 #   throws   rank 1 throws in epoch 1: every rank stops, with one line naming rank 1 and why
+#   folders  runs/<name>/rank<k>/ per rank; a second run with the same name is refused (exit 2)
+#            on every rank, and runs with --overwrite
+#   diverges an lr of 1e30 makes the weights inf: every rank stops at the same step, exit 3
+# (killed also resumes with a contradicting --seed: refused, exit 2, naming the saved value)
 # MPIEXEC is the launcher with its flags (a quoted string); runs happen in SCRATCH.
 what="$1"; mpiexec="$2"; lesson="$3"; scratch="$4"
 mkdir -p "$scratch" && cd "$scratch" || exit 1
+rm -rf runs  # each case starts without run folders (runs/<name> that exists is refused)
 small="--limit-train 512 --limit-test 200 --ring-mb 0.25 --threads 1"
 fail() { echo "FAILED: $1"; exit 1; }
 need() { printf '%s\n' "$out" | grep -Eq -- "$1" || fail "the output has no line matching: $1"; }
@@ -41,6 +46,35 @@ case "$what" in
     [ "$rc" -eq 0 ] || fail "resuming from the checkpoint failed (exit code $rc)"
     need "resumed from ckpt.bin: epoch 2, step 4"
     need "epoch 2 +loss"
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 3 --resume ckpt.bin --seed 7 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 2 ] || fail "resuming with another --seed: exit code $rc, expected 2"
+    need "^lesson_13: --resume ckpt.bin: the checkpoint was trained with --seed 0, not 7"
+    ;;
+  folders)
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 1 --run-name twice 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 0 ] || fail "exit code $rc"
+    for k in 0 1; do
+      [ -s runs/twice/rank$k/events.jsonl ] || fail "runs/twice/rank$k/events.jsonl is missing or empty"
+      grep -q '"world_size": *2' runs/twice/rank$k/run.json || fail "runs/twice/rank$k/run.json has no world_size 2"
+    done
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 1 --run-name twice 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 2 ] || fail "a second run into runs/twice: exit code $rc, expected 2"
+    need "^lesson_13: runs/twice already exists"
+    [ "$(printf '%s\n' "$out" | grep -c 'runs/twice')" -eq 1 ] || fail "the refusal is not said exactly once"
+    printf '%s\n' "$out" | grep -q "== 1\." && fail "the refused run started working"
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 1 --run-name twice --overwrite 2>&1); rc=$?
+    [ "$rc" -eq 0 ] || { printf '%s\n' "$out"; fail "--overwrite: exit code $rc"; }
+    ;;
+  diverges)
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 1 --lr 1e30 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 3 ] || fail "exit code $rc, expected 3 (diverged)"
+    need "^lesson_13: mlp, rank 0 diverged at step [0-9]+"
+    need "^lesson_13: mlp, rank 1 diverged at step [0-9]+"
+    grep -q '"status": *"diverged"' runs/13_mlp_2ranks/rank1/run.json || fail "rank 1's run.json does not say diverged"
     ;;
   throws)
     out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 1 --fail-rank 1 --fail-at-step 2 2>&1); rc=$?

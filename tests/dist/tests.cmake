@@ -35,7 +35,7 @@ endif()
 
 # The chapter's program (FashionMNIST, as the other chapters' tests).
 if(HG_WITH_MPI AND TARGET lesson_13)
-  foreach(case checks killed throws)
+  foreach(case checks killed throws folders diverges)
     add_test(NAME lesson_13_${case}
              COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/lesson_13.sh ${case} "${HG_MPIEXEC_LINE}" $<TARGET_FILE:lesson_13>
                      ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_${case})
@@ -43,10 +43,11 @@ if(HG_WITH_MPI AND TARGET lesson_13)
                          ENVIRONMENT "${HG_MPI_TEST_ENV}" PASS_REGULAR_EXPRESSION "lesson_13.sh ${case}: ok")
   endforeach()
   # One rank, started without mpirun (MPI's singleton mode); bad flags are one line and exit 2.
+  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_one_rank)
   add_test(NAME lesson_13_one_rank_without_mpirun
-           COMMAND lesson_13 --limit-train 256 --limit-test 100 --ring-mb 0.1 --check-steps 2 --threads 1)
+           COMMAND lesson_13 --limit-train 256 --limit-test 100 --ring-mb 0.1 --check-steps 2 --threads 1 --overwrite)
   set_tests_properties(lesson_13_one_rank_without_mpirun PROPERTIES LABELS "lesson" TIMEOUT 120
-                       WORKING_DIRECTORY ${CMAKE_BINARY_DIR}
+                       WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_one_rank
                        PASS_REGULAR_EXPRESSION "RESULT model=mlp ranks=1 ")
   add_test(NAME lesson_13_unknown_flag_exits_2
            COMMAND sh -c "\"$0\" --no-such-flag >/dev/null 2>&1; rc=$?; echo \"exit code $rc\"; test $rc -eq 2"
