@@ -31,6 +31,10 @@ echo
 [ -x "$LESSON" ] || { echo "lesson_13 is not built in $BUILD/lessons (an MPI build: ./lab setup, ./lab build)"; exit 1; }
 command -v mpirun >/dev/null || { echo "mpirun is missing: ./lab setup installs openmpi-bin"; exit 1; }
 [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# A rank that waits in MPI yields its core instead of spinning (as gloo's ranks sleep): on an
+# idle machine with a core per rank it costs nothing, on a shared one spinning steals the core
+# the partner rank needs.
+export OMPI_MCA_mpi_yield_when_idle="${OMPI_MCA_mpi_yield_when_idle:-1}"
 have_torch=0
 if /usr/bin/python3 -c 'import torch.distributed as d; assert d.is_gloo_available()' 2>/dev/null; then have_torch=1
 else echo "python3-torch (with gloo) is not installed: the PyTorch column is skipped (apt-get install python3-torch)"; fi
