@@ -66,3 +66,13 @@ if(HG_WITH_NCCL)
   set_tests_properties(test_nccl PROPERTIES SKIP_RETURN_CODE 77 LABELS "gpu;mpi" TIMEOUT 120
                        ENVIRONMENT "${HG_MPI_TEST_ENV}" FAIL_REGULAR_EXPRESSION "NOT OK")
 endif()
+
+# ./lab lesson 13 --ranks N: the launcher's flags, and mpirun started by the lab itself.
+if(HG_WITH_MPI AND TARGET lesson_13)
+  add_test(NAME lab_lesson_13_ranks
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/lab_ranks.sh ${PROJECT_SOURCE_DIR}/lab ${CMAKE_BINARY_DIR}
+                   ${CMAKE_BINARY_DIR}/tests/dist/lab_ranks)
+  set_tests_properties(lab_lesson_13_ranks PROPERTIES LABELS "mpi;lesson" TIMEOUT 180
+                       ENVIRONMENT "OMPI_MCA_mpi_yield_when_idle=1;OMP_NUM_THREADS=1"
+                       PASS_REGULAR_EXPRESSION "lab_ranks.sh: ok")
+endif()
