@@ -55,7 +55,8 @@ void GradScaler::unscale_(optim::Optimizer& opt) {
   // 1/S in double, rounded to F32 once (PyTorch: scale.double().reciprocal().float()). The
   // rule keeps S in [2^-126, 3.4e38] (scale_rule.h), so 1/S is finite and not 0.
   const float inv = float(1.0 / double(state_.scale));
-  rec.found_inf = unscale_grads_(opt.params(), inv);  // checks the unscaled values
+  const bool found_here = unscale_grads_(opt.params(), inv);  // checks the unscaled values
+  rec.found_inf = reducer_ ? reducer_(found_here) : found_here;
   rec.unscaled = true;
   ++checks_;
 }

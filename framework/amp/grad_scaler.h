@@ -28,7 +28,14 @@
 //   - update() applies the scale rule once, with found_inf = any optimizer found one.
 // Gradient accumulation: call backward() on several scaled micro-batch losses, then step()
 // and update() once: one check and one scale change per effective batch.
+//
+// Several ranks (framework/dist): each rank checks the gradients it holds. When those differ
+// (ZeRO-1 gives each rank a shard of them; an overflow can happen on one rank alone), the
+// ranks must still decide together, or one rank steps while another skips, their weights
+// and scales part for good. set_found_inf_reducer() hands this rank's answer to a function
+// that returns the job's: hg::dist::agree_found_inf makes it a max over the ranks.
 #include <cstdint>
+#include <functional>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -56,6 +63,10 @@ class GradScaler {
   // Unscales (if unscale_ was not called), then steps the optimizer unless a gradient was
   // inf/NaN. Returns whether the optimizer stepped. Throws when called twice before update().
   bool step(optim::Optimizer& opt);
+
+  // Called by every unscale_() with what this rank found; returns what every rank found.
+  using FoundInfReducer = std::function<bool(bool found_here)>;
+  void set_found_inf_reducer(FoundInfReducer reducer) { reducer_ = std::move(reducer); }
 
   // Applies the scale rule for this step and resets the per-step records.
   // Throws std::logic_error when nothing was unscaled since the last update().
@@ -92,6 +103,7 @@ class GradScaler {
   bool last_found_inf_ = false;
   int64_t checks_ = 0;
   std::map<const optim::Optimizer*, PerOptimizer> per_opt_;  // this step's records
+  FoundInfReducer reducer_;  // none: this process decides alone
 };
 
 // A fixed loss scale S (chapter 08): no growth, no backoff, no skipping. Too large an S

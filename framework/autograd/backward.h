@@ -12,10 +12,21 @@
 //      parameter's dtype). zero_grad() resets.
 //
 // The pass itself records no graph (no higher-order gradients).
+//
+// The hook. Data-parallel training (framework/dist/ddp.h) sends each parameter's gradient to
+// the other ranks as soon as it is complete, while backward still computes the earlier
+// layers' gradients. `on_grad_ready(leaf)` is called once per leaf that requires grad, right
+// after the LAST gradient this pass adds into leaf.grad (a leaf used twice receives two).
+// It is PyTorch's register_post_accumulate_grad_hook, given to one pass instead of stored
+// on the tensor.
+#include <functional>
+
 #include "framework/tensor/tensor.h"
 
 namespace hg {
 
-void run_backward(const Tensor& root, const Tensor& seed);
+using GradReadyHook = std::function<void(const Tensor& leaf)>;
+
+void run_backward(const Tensor& root, const Tensor& seed, const GradReadyHook& on_grad_ready = nullptr);
 
 }  // namespace hg

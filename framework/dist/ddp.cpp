@@ -1,0 +1,129 @@
+#include "framework/dist/ddp.h"
+
+#include <stdexcept>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "framework/autograd/backward.h"
+#include "framework/autograd/grad_mode.h"
+#include "framework/ops/elementwise.h"
+
+namespace hg::dist {
+
+std::vector<std::vector<size_t>> assign_buckets(const std::vector<int64_t>& param_bytes, int64_t cap_bytes) {
+  std::vector<std::vector<size_t>> buckets;
+  int64_t filled = 0;
+  for (size_t j = param_bytes.size(); j-- > 0;) {  // last parameter first
+    if (buckets.empty() || (filled > 0 && filled + param_bytes[j] > cap_bytes)) {
+      buckets.emplace_back();
+      filled = 0;
+    }
+    buckets.back().push_back(j);
+    filled += param_bytes[j];
+  }
+  return buckets;
+}
+
+DistributedDataParallel::DistributedDataParallel(nn::Module& model, Communicator& comm, DDPOptions options)
+    : comm_(comm), params_(model.parameters()) {
+  if (!(options.bucket_mb > 0))
+    throw std::invalid_argument(fmt::format("DistributedDataParallel: bucket_mb must be > 0, got {}", options.bucket_mb));
+  if (params_.empty()) throw std::invalid_argument("DistributedDataParallel: the model has no parameters");
+  // Same model everywhere? A rank built with other sizes would broadcast garbage into it.
+  const double n = double(model.num_parameters());
+  if (comm.allreduce_max(n) != n || -comm.allreduce_max(-n) != n)
+    throw std::runtime_error(fmt::format("DistributedDataParallel: {} has a model of {} parameters, another rank "
+                                         "has a different one", comm.where(), int64_t(n)));
+  // 1. Every replica starts from rank 0's numbers.
+  NoGradGuard no_grad;
+  for (const nn::NamedTensor& t : model.state()) {
+    Tensor x = t.tensor;
+    comm.broadcast(x, 0);
+  }
+  // 2. The buckets: one flat buffer each, for the gradients in packing order.
+  const DType dtype = params_[0].dtype();
+  const Device device = params_[0].device();
+  std::vector<int64_t> bytes;
+  for (const Tensor& p : params_) {
+    if (p.dtype() != dtype || p.device() != device)
+      throw std::invalid_argument("DistributedDataParallel: every parameter must have the same dtype and device");
+    bytes.push_back(int64_t(p.nbytes()));
+  }
+  const int64_t cap = int64_t(options.bucket_mb * 1024 * 1024);
+  bucket_of_.resize(params_.size());
+  for (const std::vector<size_t>& members : assign_buckets(bytes, cap)) {
+    Bucket b;
+    int64_t numel = 0;
+    for (size_t j : members) {
+      b.params.push_back(j);
+      b.offsets.push_back(numel);
+      numel += params_[j].numel();
+      bucket_of_[j] = buckets_.size();
+    }
+    b.flat = Tensor::zeros({numel}, dtype, device);
+    buckets_.push_back(std::move(b));
+  }
+}
+
+void DistributedDataParallel::backward(const Tensor& loss) {
+  if (!sync_) {  // no_sync(): accumulate locally, talk to nobody
+    if (loss.defined()) loss.backward();
+    return;
+  }
+  for (Bucket& b : buckets_) b.pending = int(b.params.size());
+  next_launch_ = 0;
+  if (loss.defined()) {
+    // The parameters' tensors, to find the bucket of the leaf the hook names.
+    std::unordered_map<const TensorImpl*, size_t> index;
+    for (size_t j = 0; j < params_.size(); ++j) index[&params_[j].impl()] = j;
+    run_backward(loss, Tensor::ones(loss.shape(), loss.dtype(), loss.device()), [&](const Tensor& leaf) {
+      const auto it = index.find(&leaf.impl());
+      if (it == index.end()) return;  // a leaf that is not a parameter (an input with requires_grad)
+      Bucket& b = buckets_[bucket_of_[it->second]];
+      if (--b.pending == 0) launch_ready_buckets(false);
+      for (Bucket& x : buckets_) x.work.done();  // MPI moves only inside MPI calls: nudge it
+    });
+  }
+  finish();
+}
+
+// Starts bucket next_launch_, next_launch_ + 1, ... while they are ready (all: ready or not,
+// after backward: a parameter the loss did not reach has no gradient coming).
+void DistributedDataParallel::launch_ready_buckets(bool all) {
+  while (next_launch_ < buckets_.size() && (all || buckets_[next_launch_].pending == 0)) {
+    Bucket& b = buckets_[next_launch_++];
+    for (size_t i = 0; i < b.params.size(); ++i) {
+      const Tensor& p = params_[b.params[i]];
+      Tensor slot = b.flat.slice(b.offsets[i], b.offsets[i] + p.numel());
+      if (p.grad().defined()) copy_(slot, p.grad().reshape({p.numel()}));
+      else fill_(slot, 0.0);
+    }
+    b.work = comm_.allreduce_async(b.flat, ReduceOp::Avg);
+    ++(all ? started_after_ : started_during_);
+  }
+}
+
+// Starts what is left, waits for every bucket in order, and puts the averages into .grad.
+void DistributedDataParallel::finish() {
+  launch_ready_buckets(true);
+  for (Bucket& b : buckets_) {
+    b.work.wait();
+    for (size_t i = 0; i < b.params.size(); ++i) {
+      Tensor p = params_[b.params[i]];
+      Tensor avg = b.flat.slice(b.offsets[i], b.offsets[i] + p.numel()).reshape(p.shape());
+      if (p.grad().defined()) {
+        Tensor g = p.grad();
+        copy_(g, avg);
+      } else {
+        p.set_grad(avg.clone());
+      }
+    }
+  }
+}
+
+void agree_found_inf(amp::GradScaler& scaler, Communicator& comm) {
+  scaler.set_found_inf_reducer([&comm](bool found_here) { return comm.allreduce_max(found_here ? 1.0 : 0.0) > 0; });
+}
+
+}  // namespace hg::dist

@@ -1,0 +1,75 @@
+#include "framework/dist/sampler.h"
+
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace hg::dist {
+
+DistributedSampler::DistributedSampler(int64_t n, int64_t batch_size, int rank, int world_size, uint64_t seed,
+                                       bool shuffle)
+    : n_(n), batch_(batch_size), rank_(rank), world_(world_size), seed_(seed), shuffle_(shuffle) {
+  if (n <= 0) throw std::invalid_argument("DistributedSampler: the dataset has no examples");
+  if (world_size < 1 || rank < 0 || rank >= world_size)
+    throw std::invalid_argument(fmt::format("DistributedSampler: rank {} of {} is not a rank", rank, world_size));
+  if (batch_size < world_size)
+    throw std::invalid_argument(fmt::format(
+        "DistributedSampler: the global batch ({}) must hold at least one example per rank ({} ranks)",
+        batch_size, world_size));
+}
+
+const std::vector<int64_t>& DistributedSampler::order(int64_t epoch) const {
+  if (epoch != cached_epoch_) {
+    if (shuffle_) {
+      cached_order_ = shuffled_order(n_, seed_, epoch);
+    } else {
+      cached_order_.resize(size_t(n_));
+      std::iota(cached_order_.begin(), cached_order_.end(), int64_t(0));
+    }
+    cached_epoch_ = epoch;
+  }
+  return cached_order_;
+}
+
+int64_t DistributedSampler::global_batch_size(int64_t step) const {
+  if (step < 0 || step >= steps_per_epoch())
+    throw std::out_of_range(fmt::format("DistributedSampler: step {} of an epoch of {}", step, steps_per_epoch()));
+  return std::min(batch_, n_ - step * batch_);
+}
+
+std::vector<int64_t> DistributedSampler::indices(int64_t epoch, int64_t step) const {
+  const std::vector<int64_t>& p = order(epoch);
+  const int64_t begin = step * batch_, end = begin + global_batch_size(step);
+  std::vector<int64_t> mine;
+  for (int64_t i = begin + rank_; i < end; i += world_) mine.push_back(p[size_t(i)]);
+  return mine;
+}
+
+double DistributedSampler::loss_weight(int64_t epoch, int64_t step) const {
+  const int64_t b = int64_t(indices(epoch, step).size()), B = global_batch_size(step);
+  return double(world_) * double(b) / double(B);
+}
+
+Batch make_batch(const data::ImageDataset& ds, const std::vector<int64_t>& indices) {
+  Batch out;
+  const int64_t B = int64_t(indices.size()), D = ds.image_size();  // D = C·H·W
+  out.indices = indices;
+  out.labels.resize(size_t(B));
+  if (B == 0) return out;
+  out.images = Tensor::empty({B, ds.channels, ds.height, ds.width}, DType::F32);
+  float* dst = out.images.data<float>();  // (B, C, H, W)
+  std::vector<float> ids(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t i = indices[size_t(b)];
+    if (i < 0 || i >= ds.n) throw std::out_of_range(fmt::format("make_batch: index {} of {} examples", i, ds.n));
+    std::memcpy(dst + b * D, ds.image(i), size_t(D) * sizeof(float));
+    out.labels[size_t(b)] = ds.labels[size_t(i)];
+    ids[size_t(b)] = float(ds.labels[size_t(i)]);
+  }
+  out.targets = Tensor::from_vector(ids, {B}, DType::F32);
+  return out;
+}
+
+}  // namespace hg::dist

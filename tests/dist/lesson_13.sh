@@ -1,0 +1,88 @@
+#!/bin/sh
+# lesson_13.sh CASE MPIEXEC LESSON_13 SCRATCH — chapter 13's program under `mpiexec -n 2`.
+#   checks   the equality checks print what the chapter promises: DP in rank order and
+#            ZeRO-1 bit-identical, the ranks skipping together, the RESULT line
+#   killed   rank 1 is killed (SIGKILL) in epoch 2: the job ends with an error naming rank 1,
+#            and the checkpoint rank 0 wrote after epoch 1 is whole: a run resumes from it
+#   throws   rank 1 throws in epoch 1: every rank stops, with one line naming rank 1 and why
+#   folders  runs/<name>/rank<k>/ per rank; a second run with the same name is refused (exit 2)
+#            on every rank, and runs with --overwrite
+#   diverges an lr of 1e30 makes the weights inf: every rank stops at the same step, exit 3
+# (killed also resumes with a contradicting --seed: refused, exit 2, naming the saved value)
+# MPIEXEC is the launcher with its flags (a quoted string); runs happen in SCRATCH.
+what="$1"; mpiexec="$2"; lesson="$3"; scratch="$4"
+mkdir -p "$scratch" && cd "$scratch" || exit 1
+rm -rf runs  # each case starts without run folders (runs/<name> that exists is refused)
+small="--limit-train 512 --limit-test 200 --ring-mb 0.25 --threads 1"
+fail() { echo "FAILED: $1"; exit 1; }
+need() { printf '%s\n' "$out" | grep -Eq -- "$1" || fail "the output has no line matching: $1"; }
+
+case "$what" in
+  checks)
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 3 --epochs 1 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 0 ] || fail "exit code $rc"
+    need "ring: 2 steps, this rank sent [0-9]+ bytes = 1\.000 x the buffer"
+    need "ring = MPI_Allreduce on small integers \(exact sums\): yes"
+    need "DP, MPI's allreduce +bit-identical"
+    need "DP, rank order +bit-identical"
+    need "ZeRO-1 +bit-identical"
+    need "rank 0: +step/65536 +step/65536 +SKIP/32768 +step/32768"
+    need "rank 1: +step/65536 +step/65536 +SKIP/32768 +step/32768"
+    need "by columns .*bit-identical"
+    need "RESULT model=mlp ranks=2 threads=1 precision=fp32 zero=0 steps=4 "
+    ;;
+  killed)
+    rm -f ckpt.bin ckpt.bin.tmp.*
+    # 4 steps an epoch; rank 1 dies at step 5, in epoch 2, after epoch 1's checkpoint.
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 2 --checkpoint ckpt.bin \
+          --fail-rank 1 --fail-at-step 5 --fail-how kill 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -ne 0 ] || fail "the job ended with exit code 0 although rank 1 was killed"
+    need "rank 1 .*(signal 9|Killed)"
+    [ -f ckpt.bin ] || fail "no checkpoint: epoch 1 ended before the kill"
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 2 --resume ckpt.bin 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 0 ] || fail "resuming from the checkpoint failed (exit code $rc)"
+    need "resumed from ckpt.bin: epoch 2, step 4"
+    need "epoch 2 +loss"
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 3 --resume ckpt.bin --seed 7 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 2 ] || fail "resuming with another --seed: exit code $rc, expected 2"
+    need "^lesson_13: --resume ckpt.bin: the checkpoint was trained with --seed 0, not 7"
+    ;;
+  folders)
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 1 --run-name twice 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 0 ] || fail "exit code $rc"
+    for k in 0 1; do
+      [ -s runs/twice/rank$k/events.jsonl ] || fail "runs/twice/rank$k/events.jsonl is missing or empty"
+      grep -q '"world_size": *2' runs/twice/rank$k/run.json || fail "runs/twice/rank$k/run.json has no world_size 2"
+    done
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 1 --run-name twice 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 2 ] || fail "a second run into runs/twice: exit code $rc, expected 2"
+    need "^lesson_13: runs/twice already exists"
+    [ "$(printf '%s\n' "$out" | grep -c 'runs/twice')" -eq 1 ] || fail "the refusal is not said exactly once"
+    printf '%s\n' "$out" | grep -q "== 1\." && fail "the refused run started working"
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 1 --run-name twice --overwrite 2>&1); rc=$?
+    [ "$rc" -eq 0 ] || { printf '%s\n' "$out"; fail "--overwrite: exit code $rc"; }
+    ;;
+  diverges)
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 1 --lr 1e30 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 3 ] || fail "exit code $rc, expected 3 (diverged)"
+    need "^lesson_13: mlp, rank 0 diverged at step [0-9]+"
+    need "^lesson_13: mlp, rank 1 diverged at step [0-9]+"
+    grep -q '"status": *"diverged"' runs/13_mlp_2ranks/rank1/run.json || fail "rank 1's run.json does not say diverged"
+    ;;
+  throws)
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --epochs 1 --fail-rank 1 --fail-at-step 2 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -ne 0 ] || fail "the job ended with exit code 0 although rank 1 failed"
+    need "^lesson_13: rank 1 of 2: failing on purpose at step 2 \(--fail-at-step\)$"
+    printf '%s\n' "$out" | grep -q "epoch 1 " && fail "training went on after rank 1 failed"
+    ;;
+  *) fail "unknown case '$what'" ;;
+esac
+echo "lesson_13.sh $what: ok"

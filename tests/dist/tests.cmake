@@ -1,0 +1,78 @@
+# Data parallelism (framework/dist, chapter 13). Included by tests/CMakeLists.txt.
+#
+#   test_dist_units   doctest, one process: the ring's schedule, the sampler, the buckets, the
+#                     pipeline bubble, autograd's grad-ready hook, the scaler's reducer
+#   test_dist_mpi     one ctest test per check group, each under `mpiexec -n 2` (label mpi);
+#                     fixed_order also at 4 ranks (--oversubscribe: more ranks than cores)
+#   lesson_13 ...     the chapter's program under mpiexec: the equality checks, a rank that
+#                     fails or is killed, bad flags
+#   test_nccl         (a build with NCCL) world size 1 on one GPU; exits 77 without a GPU
+add_executable(test_dist_units ${CMAKE_CURRENT_LIST_DIR}/test_dist_units.cpp)
+target_link_libraries(test_dist_units PRIVATE halfgrad doctest::doctest hg_warnings)
+target_compile_definitions(test_dist_units PRIVATE DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN)
+doctest_discover_tests(test_dist_units PROPERTIES LABELS "dist")
+
+if(HG_WITH_MPI)
+  add_executable(test_dist_mpi ${CMAKE_CURRENT_LIST_DIR}/test_dist_mpi.cpp)
+  target_link_libraries(test_dist_mpi PRIVATE halfgrad hg_warnings)
+  # mpirun refuses to run as root unless told twice; ranks that wait yield the core (ctest
+  # runs tests side by side on 2 cores); no binding, so two jobs do not pin to the same core.
+  set(HG_MPI_TEST_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
+                      OMP_NUM_THREADS=1)
+  set(HG_MPIEXEC ${MPIEXEC_EXECUTABLE} --oversubscribe --bind-to none)
+  string(REPLACE ";" " " HG_MPIEXEC_LINE "${HG_MPIEXEC}")
+  foreach(t collectives errors ring sampler broadcast dp_equals_one_process no_sync zero1_equals_dp
+            scaler_agrees tensor_parallel fixed_order)
+    add_test(NAME mpi_${t} COMMAND ${HG_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 $<TARGET_FILE:test_dist_mpi> ${t})
+    set_tests_properties(mpi_${t} PROPERTIES LABELS "mpi" TIMEOUT 120 ENVIRONMENT "${HG_MPI_TEST_ENV}"
+                         PASS_REGULAR_EXPRESSION "${t}: all checks passed" FAIL_REGULAR_EXPRESSION "NOT OK")
+  endforeach()
+  add_test(NAME mpi_fixed_order_4_ranks
+           COMMAND ${HG_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 4 $<TARGET_FILE:test_dist_mpi> fixed_order)
+  set_tests_properties(mpi_fixed_order_4_ranks PROPERTIES LABELS "mpi" TIMEOUT 180 ENVIRONMENT "${HG_MPI_TEST_ENV}"
+                       PASS_REGULAR_EXPRESSION "fixed_order: all checks passed" FAIL_REGULAR_EXPRESSION "NOT OK")
+endif()
+
+# The chapter's program (FashionMNIST, as the other chapters' tests).
+if(HG_WITH_MPI AND TARGET lesson_13)
+  foreach(case checks killed throws folders diverges)
+    add_test(NAME lesson_13_${case}
+             COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/lesson_13.sh ${case} "${HG_MPIEXEC_LINE}" $<TARGET_FILE:lesson_13>
+                     ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_${case})
+    set_tests_properties(lesson_13_${case} PROPERTIES LABELS "mpi;lesson" TIMEOUT 180
+                         ENVIRONMENT "${HG_MPI_TEST_ENV}" PASS_REGULAR_EXPRESSION "lesson_13.sh ${case}: ok")
+  endforeach()
+  # One rank, started without mpirun (MPI's singleton mode); bad flags are one line and exit 2.
+  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_one_rank)
+  add_test(NAME lesson_13_one_rank_without_mpirun
+           COMMAND lesson_13 --limit-train 256 --limit-test 100 --ring-mb 0.1 --check-steps 2 --threads 1 --overwrite)
+  set_tests_properties(lesson_13_one_rank_without_mpirun PROPERTIES LABELS "lesson" TIMEOUT 120
+                       WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_one_rank
+                       PASS_REGULAR_EXPRESSION "RESULT model=mlp ranks=1 ")
+  add_test(NAME lesson_13_unknown_flag_exits_2
+           COMMAND sh -c "\"$0\" --no-such-flag >/dev/null 2>&1; rc=$?; echo \"exit code $rc\"; test $rc -eq 2"
+                   $<TARGET_FILE:lesson_13>)
+  add_test(NAME lesson_13_zero_checkpoint_exits_2
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/lessons/expect_error.sh 2 "--checkpoint with --zero"
+                   $<TARGET_FILE:lesson_13> --zero --checkpoint c.bin)
+  set_tests_properties(lesson_13_unknown_flag_exits_2 lesson_13_zero_checkpoint_exits_2 PROPERTIES LABELS "lesson")
+endif()
+
+# NCCL at world size 1 (a CUDA build with NCCL): exits 77, reported as skipped, without a GPU.
+if(HG_WITH_NCCL)
+  add_executable(test_nccl ${CMAKE_CURRENT_LIST_DIR}/test_nccl.cpp)
+  target_link_libraries(test_nccl PRIVATE halfgrad hg_warnings)
+  add_test(NAME test_nccl COMMAND test_nccl)
+  set_tests_properties(test_nccl PROPERTIES SKIP_RETURN_CODE 77 LABELS "gpu;mpi" TIMEOUT 120
+                       ENVIRONMENT "${HG_MPI_TEST_ENV}" FAIL_REGULAR_EXPRESSION "NOT OK")
+endif()
+
+# ./lab lesson 13 --ranks N: the launcher's flags, and mpirun started by the lab itself.
+if(HG_WITH_MPI AND TARGET lesson_13)
+  add_test(NAME lab_lesson_13_ranks
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/lab_ranks.sh ${PROJECT_SOURCE_DIR}/lab ${CMAKE_BINARY_DIR}
+                   ${CMAKE_BINARY_DIR}/tests/dist/lab_ranks)
+  set_tests_properties(lab_lesson_13_ranks PROPERTIES LABELS "mpi;lesson" TIMEOUT 180
+                       ENVIRONMENT "OMPI_MCA_mpi_yield_when_idle=1;OMP_NUM_THREADS=1"
+                       PASS_REGULAR_EXPRESSION "lab_ranks.sh: ok")
+endif()
