@@ -13,7 +13,7 @@ for want in "== 1. the formats ==" "== 3. the recipes" "16384" "gap vs BF16" "de
 done
 events=runs/t_delayed/events.jsonl
 for t in fc1.x fc1.w fc1.dy fc3.dy; do
-  grep -q "\"type\":\"fp8_scale\".*\"tensor\":\"$t\"" "$events" \
+  grep "\"tensor\":\"$t\"" "$events" | grep -q '"type":"fp8_scale"' \
     || { echo "short_run: no fp8_scale event for $t in $events"; exit 1; }
 done
 if grep -q '"fp8_scale"' runs/t_bf16/events.jsonl; then echo "short_run: the BF16 run logged FP8 scales"; exit 1; fi
