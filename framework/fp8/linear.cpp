@@ -47,12 +47,12 @@ std::vector<float> Scaler::scales_for(const Tensor& x, Tile tile) {
   return {1.0f};
 }
 
-Fp8Tensor Scaler::quantize(const Tensor& x) {
+Fp8Tensor Scaler::quantize(const Tensor& x, bool update_history) {
   const Format f = role_format(recipe_, role_);
   const Tile tile = role_tile(recipe_, role_);
   Fp8Tensor q = hg::fp8::quantize(x, f, tile, scales_for(x, tile), Fp8Overflow::Saturate);
   last_.amax = tile_amax(x, kPerTensor)[0];
-  if (recipe_.recipe == Recipe::Delayed && grad_enabled()) delayed_.update(last_.amax);
+  if (recipe_.recipe == Recipe::Delayed && update_history) delayed_.update(last_.amax);
   last_.history_amax = recipe_.recipe == Recipe::Delayed ? delayed_.history_amax() : last_.amax;
   last_.scale = *std::min_element(q.scale.begin(), q.scale.end());
   last_.scale_max = *std::max_element(q.scale.begin(), q.scale.end());
@@ -83,7 +83,8 @@ Tensor fp8_linear(const Tensor& x, const Tensor& w, const Tensor& b, const std::
   if (x.dtype() != DType::F32 || w.dtype() != DType::F32)
     throw std::invalid_argument("fp8_linear: x and weight must be F32 (the FP8 casts happen inside)");
   const int64_t out = w.size(0);
-  const Fp8Tensor qx = s->x.quantize(x), qw = s->w.quantize(w);  // (N, in), (out, in)
+  const bool training = grad_enabled();  // evaluation leaves the amax histories alone
+  const Fp8Tensor qx = s->x.quantize(x, training), qw = s->w.quantize(w, training);  // (N, in), (out, in)
   Tensor y = gemm_tn(qx, qw, s->acc);                                 // (N, out)
   if (b.defined()) {
     if (b.shape() != Shape{out}) throw std::invalid_argument("fp8_linear: bias must have shape (out)");
@@ -97,7 +98,7 @@ Tensor fp8_linear(const Tensor& x, const Tensor& w, const Tensor& b, const std::
   Tensor xd = x.detach(), wd = w.detach();
   return record("fp8_linear", y, {x, w, b}, [xd, wd, qx, qw, s](const Tensor& dy_in, const NeedsGrad& need) {
     const Tensor dy = dy_in.contiguous();
-    const Fp8Tensor qdy = s->dy.quantize(dy);  // (N, out): A of dgrad
+    const Fp8Tensor qdy = s->dy.quantize(dy, true);  // (N, out): A of dgrad
     Tensor dx, dw, db;
     if (need[0]) dx = gemm_tn(qdy, s->w.quantize_transposed(transposed(wd), qw), s->acc);  // B = Wᵀ (in, out)
     if (need[1])

@@ -17,8 +17,9 @@
 //
 // The three tensors x, w, dy each have a Scaler: the recipe's state (the amax history for
 // delayed scaling) and what the last cast did (ScaleRecord, for the run log's fp8_scale
-// event, docs/run-log.md). Delayed scaling updates its history only while gradients are
-// recorded (training), so evaluation does not move the scales.
+// event, docs/run-log.md). Delayed scaling updates the histories of x and w only when the
+// forward records gradients (training), so evaluation does not move the scales; dy's history
+// grows at every backward pass (which itself runs with recording off).
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,7 +46,8 @@ class Scaler {
  public:
   Scaler(const RecipeConfig& recipe, Role role, std::string name);
   // Quantize x (R, C) along C with this role's format and tiles; remember what happened.
-  Fp8Tensor quantize(const Tensor& x);
+  // update_history: delayed scaling records this amax (training steps only).
+  Fp8Tensor quantize(const Tensor& x, bool update_history);
   // xt, the transpose of a tensor quantized by quantize() as `forward`, for a backward GEMM.
   Fp8Tensor quantize_transposed(const Tensor& xt, const Fp8Tensor& forward) const;
   const ScaleRecord& last() const { return last_; }

@@ -88,6 +88,19 @@ TEST_CASE("fp8 linear: every recipe stays close to F32 on random values") {
   }
 }
 
+TEST_CASE("fp8 linear: delayed scaling of dy moves after each backward pass") {
+  // The backward pass runs with gradient recording off; the gradient's history must still
+  // grow, or dy would be cast with scale 1 for ever (and E5M2 flush small gradients).
+  auto s = std::make_shared<LinearScalers>(RecipeConfig{Recipe::Delayed, true, 4}, "fc");
+  Tensor x = Tensor::full({2, 8}, 1.0), w = Tensor::full({3, 8}, 0.5).requires_grad_();
+  for (int step = 0; step < 2; ++step) {
+    Tensor y = fp8_linear(x, w, Tensor(), s);
+    y.backward(Tensor::full({2, 3}, 0.25));
+  }
+  CHECK(s->dy.last().history_amax == 0.25f);
+  CHECK(s->dy.last().scale == 229376.0f);  // the second step cast with 57344 / 0.25
+}
+
 TEST_CASE("fp8 linear: delayed scaling moves in training, not under NoGradGuard") {
   auto s = std::make_shared<LinearScalers>(RecipeConfig{Recipe::Delayed, true, 4}, "fc");
   Tensor x = Tensor::full({2, 8}, 2.0), w = Tensor::full({3, 8}, 0.5);
