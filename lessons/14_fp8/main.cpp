@@ -112,8 +112,8 @@ void recipes_side_by_side() {
   std::printf("  (relative error over the values below 1, the outlier channel left out)\n"
               "  One scale for the tensor is set by the outlier: 1e-3 · 448/1000 = 4.5e-4 is below half of\n"
               "  E4M3's smallest subnormal (2^-10), so nearly everything else becomes 0. A tile scale lets\n"
-              "  only the outlier's own tile suffer: 127 of 1024 values with 1x128, 31 with MX. A 128x128\n"
-              "  block holds the outlier channel's first 128 columns in every row: 12.4%% too, here. MX's\n"
+              "  only the outlier's own tile suffer: 127 of 1024 values with 1x128, 31 with MX. The 128x128\n"
+              "  block around the outlier holds 128 channels of all 64 rows: 12.4%% too, here. MX's\n"
               "  power-of-two rule puts a block's amax in [256, 512): the values above 448 saturate.\n\n");
 }
 
