@@ -219,7 +219,8 @@ static void add_line(EventLog& log, const std::string& line, bool last_untermina
     return;
   }
   const std::string& type = e["type"].get_ref<const std::string&>();
-  if (type != "scalar" && type != "loss_scale" && type != "grad_hist" && type != "note" && type != "end")
+  if (type != "scalar" && type != "loss_scale" && type != "grad_hist" && type != "fp8_scale" && type != "note" &&
+      type != "end")
     ++log.unknown_types;
   log.events.push_back(std::move(e));
 }

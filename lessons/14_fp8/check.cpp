@@ -1,0 +1,154 @@
+// Grades the chapter 14 exercise: student_delayed_update, the delayed-scaling update.
+//
+// Each check replays a sequence of amaxes through the learner's update and through halfgrad's
+// hg::fp8::DelayedScaling (framework/fp8/scaling.h, tested against numbers worked by hand),
+// and compares the history and the scale after every step. The checks go from the first step
+// to the special cases (0, inf, NaN, the margin), then random sequences, and explain the first
+// difference in words.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "framework/fp8/scaling.h"
+#include "lessons/14_fp8/exercise.h"
+#include "lessons/grader/grader.h"
+
+using grader::format;
+using grader::see;
+using hg::fp8::Format;
+
+namespace {
+
+struct Sequence {
+  Format format;
+  int length, margin;
+  std::vector<float> amaxes;
+};
+
+std::string show(const std::vector<float>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += format("%s%g", i ? ", " : "", double(v[i]));
+  return s + "]";
+}
+
+bool same_value(float a, float b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+// Why the learner's scale differs from the expected one, for the common mistakes.
+std::string diagnose(const Sequence& q, const std::vector<float>& history, float prev, float got, float want) {
+  const float fp8_max = hg::fp8::max_value(q.format);
+  const float newest = history.empty() ? 0.0f : history.front();
+  const float p2 = std::ldexp(1.0f, q.margin);
+  if (std::isnan(got) || got == 0 || std::isinf(got))
+    return "The scale became " + format("%g", double(got)) + ". A step whose amax is 0, inf or NaN (or a history "
+           "holding a NaN) must keep the previous scale: dividing by it would make the scale inf, 0 or NaN, and "
+           "every later cast garbage. " + see("## Delayed scaling");
+  if (newest > 0 && std::isfinite(newest) && got == fp8_max / newest / p2 && want != got)
+    return "You scaled by the newest amax alone. Transformer Engine takes the largest amax of the whole history "
+           "(amax_compute_algo \"max\"): a spike a few steps ago still holds the scale down, so the next spike "
+           "of that size does not saturate. " + see("## Delayed scaling");
+  if (q.margin > 0 && want > 0 && std::fabs(got / want - p2 * p2) < 1e-3f)
+    return format("With margin %d the scale is %g times too large: the margin is headroom, so it divides the "
+                  "scale by 2^margin (the amax lands 2^margin below fp8_max), it does not multiply. ",
+                  q.margin, double(p2 * p2)) + see("## Delayed scaling");
+  if (got == prev && want != prev)
+    return "The scale did not move although the history's max is a finite number > 0. " + see("## Delayed scaling");
+  return format("The scale should be fp8_max / max(history) / 2^margin = %g / max%s / %g. ", double(fp8_max),
+                show(history).c_str(), double(p2)) + see("## Delayed scaling");
+}
+
+// Runs `q` through both and returns "" or the first difference, explained.
+std::string replay(const Sequence& q) {
+  hg::fp8::DelayedScaling want(q.format, q.length, q.margin);
+  DelayedState got;
+  const float fp8_max = hg::fp8::max_value(q.format);
+  for (size_t i = 0; i < q.amaxes.size(); ++i) {
+    const float prev = got.scale;
+    student_delayed_update(got, q.amaxes[i], q.length, fp8_max, q.margin);
+    want.update(q.amaxes[i]);
+    const std::vector<float> wh(want.history().begin(), want.history().end());
+    const std::string where =
+        format("%s, history length %d, margin %d, amaxes %s: after step %zu (amax %g)\n",
+               hg::fp8::format_name(q.format), q.length, q.margin, show(q.amaxes).c_str(), i, double(q.amaxes[i]));
+    bool same_history = got.history.size() == wh.size();
+    for (size_t k = 0; same_history && k < wh.size(); ++k) same_history = same_value(got.history[k], wh[k]);
+    if (!same_history) {
+      std::string why = where + "history " + show(got.history) + ", expected " + show(wh) + ".\n";
+      if (got.history.size() > wh.size())
+        return why + format("The history keeps at most %d amaxes: when a new one makes it longer, the oldest (the "
+                            "last entry) leaves. ", q.length) + see("## Delayed scaling");
+      if (!got.history.empty() && !wh.empty() && got.history.back() == wh.front())
+        return why + "The newest amax goes in front (index 0), the oldest is at the back. " + see("## Delayed scaling");
+      return why + "Every step's amax enters the history, whatever its value (0, inf and NaN too). " +
+             see("## Delayed scaling");
+    }
+    if (!same_value(got.scale, want.scale()) && grader::rel_diff(got.scale, want.scale()) > 1e-6)
+      return where + format("scale %g, expected %g.\n", double(got.scale), double(want.scale())) +
+             diagnose(q, wh, prev, got.scale, want.scale());
+  }
+  return "";
+}
+
+std::string replay_all(const std::vector<Sequence>& qs) {
+  for (const Sequence& q : qs) {
+    const std::string why = replay(q);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+std::vector<Sequence> random_sequences() {
+  std::vector<Sequence> out;
+  uint64_t s = 14;
+  auto next = [&] {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(s >> 33);
+  };
+  for (int i = 0; i < 200; ++i) {
+    Sequence q{i % 2 ? Format::E5M2 : Format::E4M3, 1 + int(next() % 20), int(next() % 3), {}};
+    const int n = 1 + int(next() % 60);
+    for (int k = 0; k < n; ++k) {
+      const uint32_t r = next() % 100;
+      float a = std::ldexp(1.0f + float(next() % 1000) / 1000.0f, int(next() % 40) - 30);  // 2^-30 .. 2^10
+      if (r < 3) a = 0;
+      else if (r < 5) a = INFINITY;
+      else if (r < 6) a = NAN;
+      q.amaxes.push_back(a);
+    }
+    out.push_back(q);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  grader::Grader g({"14", "the delayed-scaling update", "14_fp8", "Exercise"}, argc, argv);
+  g.own_code_only({{"hg::fp8::DelayedScaling", "halfgrad's own delayed scaling"},
+                   {"hg::fp8::scale_from_amax", "halfgrad's scale rule"},
+                   {"hg::fp8::current_scale", "halfgrad's current scaling"}});
+  g.stop_at_first_failure(true);
+  g.check("the first step: the amax enters the history, scale = fp8_max / amax", [] {
+    return replay_all({{Format::E4M3, 4, 0, {2.0f}}, {Format::E5M2, 4, 0, {7.0f}}, {Format::E4M3, 1, 0, {0.5f}}});
+  });
+  g.check("the scale follows the largest amax of the history, not the newest", [] {
+    return replay_all({{Format::E4M3, 3, 0, {2.0f, 8.0f, 1.0f, 1.0f}}, {Format::E5M2, 5, 0, {0.25f, 1.0f, 0.5f}}});
+  });
+  g.check("the history keeps `length` steps: an old spike leaves it", [] {
+    return replay_all({{Format::E4M3, 3, 0, {8.0f, 1.0f, 1.0f, 1.0f, 1.0f}}, {Format::E4M3, 1, 0, {4.0f, 1.0f, 2.0f}}});
+  });
+  g.check("amax 0 (an all-zero tensor) keeps the scale", [] {
+    return replay_all({{Format::E4M3, 2, 0, {0.0f, 0.0f}}, {Format::E4M3, 1, 0, {4.0f, 0.0f}}});
+  });
+  g.check("inf and NaN keep the scale; a NaN freezes it until it leaves the history", [] {
+    return replay_all({{Format::E4M3, 3, 0, {2.0f, INFINITY, 1.0f}},
+                       {Format::E4M3, 3, 0, {1.0f, 0.0f, NAN, 4.0f, 4.0f, 4.0f}},
+                       {Format::E5M2, 2, 0, {1.0f, INFINITY, INFINITY, 2.0f}}});
+  });
+  g.check("margin: the amax lands 2^margin below fp8_max", [] {
+    return replay_all({{Format::E4M3, 4, 2, {2.0f}}, {Format::E5M2, 2, 1, {3.0f, 1.0f, 1.0f}}});
+  });
+  g.check("200 random sequences (E4M3 and E5M2, lengths 1 to 20, margins 0 to 2, with 0, inf and NaN)",
+          [] { return replay_all(random_sequences()); });
+  return g.finish();
+}

@@ -1,0 +1,27 @@
+// A wrong answer: halfgrad's scale rule does the update.
+// expect: exercise\.cpp calls hg::fp8::scale_from_amax
+#include "lessons/14_fp8/exercise.h"
+
+#include <cmath>
+
+#include "framework/fp8/scaling.h"
+
+void student_delayed_update(DelayedState& s, float amax, int length, float fp8_max, int margin) {
+  // 1. the newest amax in front; the history keeps `length` steps
+  s.history.insert(s.history.begin(), amax);
+  if (int(s.history.size()) > length) s.history.pop_back();
+  // 2. the largest amax of the window: a step that was larger a few steps ago still counts,
+  //    so the scale does not jump up the moment a spike passes. A NaN poisons the window.
+  float m = 0;
+  for (float a : s.history) {
+    if (std::isnan(a)) {
+      m = a;
+      break;
+    }
+    if (a > m) m = a;
+  }
+  // 3. scale the window's amax onto fp8_max, minus `margin` binades of headroom; a window
+  //    with nothing in it (0) or an overflow in it (inf, NaN) keeps the scale it had
+  s.scale = hg::fp8::scale_from_amax(m, fp8_max == 448.0f ? hg::fp8::Format::E4M3 : hg::fp8::Format::E5M2, margin,
+                                     s.scale);
+}
