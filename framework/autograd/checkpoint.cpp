@@ -19,8 +19,9 @@ struct EnableGradGuard {
 };
 }  // namespace
 
-Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs) {
+Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs, Generator* rng) {
   if (!grad_enabled()) return fn(inputs);
+  const uint64_t rng_before = rng ? rng->state() : 0;  // the masks fn is about to draw
   Tensor out;
   {
     NoGradGuard no_grad;  // the point: no node inside fn, so nothing inside fn is kept
@@ -34,7 +35,8 @@ Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs) {
 
   // Recorded even when no input requires a gradient: the parameters inside fn do.
   return attach_node("checkpoint", out, inputs,
-                     [fn, inputs, autocast_on, region_dtype](const Tensor& dy, const NeedsGrad& needs) {
+                     [fn, inputs, autocast_on, region_dtype, rng, rng_before](const Tensor& dy,
+                                                                             const NeedsGrad& needs) {
     // Leaves for the recomputation: same storage, no history; their .grad collects dL/dx.
     std::vector<Tensor> leaves(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -47,7 +49,12 @@ Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs) {
       EnableGradGuard grad_on;
       std::optional<amp::Autocast> region;
       if (autocast_on) region.emplace(region_dtype);
+      // Rewind the generator so fn draws the forward's masks again, then put it back where
+      // the rest of the program left it.
+      const uint64_t rng_now = rng ? rng->state() : 0;
+      if (rng) rng->set_state(rng_before);
       y = fn(leaves);
+      if (rng) rng->set_state(rng_now);
     }
     if (y.requires_grad()) run_backward(y, dy);  // parameters inside fn accumulate here
     std::vector<Tensor> grads(inputs.size());

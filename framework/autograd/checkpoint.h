@@ -19,10 +19,12 @@
 // The gradients are the same bits as without checkpointing: the recomputation does the same
 // arithmetic in the same order.
 //
-// fn must compute the same thing both times: no dropout drawing from a generator (the
-// second draw differs; PyTorch saves and restores the RNG state for this, halfgrad does
-// not), no state changed by the forward (batch norm's running statistics would be updated
-// twice). Single output. Under NoGradGuard (evaluation) it simply returns fn(inputs).
+// fn must compute the same thing both times. Dropout inside fn draws its masks from a
+// Generator: pass it as `rng`, and checkpoint saves its state before the forward, rewinds it
+// for the recomputation (so the same masks are drawn again) and puts it back after, as
+// PyTorch's preserve_rng_state does. No other state may change in the forward (batch norm's
+// running statistics would be updated twice). Single output. Under NoGradGuard
+// (evaluation) it simply returns fn(inputs).
 #include <functional>
 #include <vector>
 
@@ -32,6 +34,6 @@ namespace hg {
 
 using CheckpointFn = std::function<Tensor(const std::vector<Tensor>& inputs)>;
 
-Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs);
+Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs, Generator* rng = nullptr);
 
 }  // namespace hg

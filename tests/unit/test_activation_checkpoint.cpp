@@ -137,6 +137,30 @@ TEST_CASE("checkpoint: the forward keeps only the blocks' inputs, and the peak o
   CHECK(peak_ckpt < peak_plain / 2);
 }
 
+TEST_CASE("checkpoint: dropout inside draws the same masks again when its generator is given") {
+  // y = dropout(relu(x·W), 0.5): the mask is drawn from gen in the forward. Given gen, the
+  // recomputation rewinds it and draws the same mask: the gradient is the plain one, bit for
+  // bit, and gen ends where the plain run left it. Without it, a second mask is drawn.
+  auto run = [](int mode, uint64_t* gen_after) {  // 0 plain, 1 checkpoint with rng, 2 without
+    hg::Generator init(5), gen(11);
+    Tensor w = Tensor::randn({8, 8}, init).requires_grad_(true);
+    Tensor x = Tensor::randn({16, 8}, init);
+    auto fn = [&](const std::vector<Tensor>& in) {
+      return hg::dropout(hg::relu(hg::matmul(in[0], w)), 0.5, true, gen);
+    };
+    Tensor y = mode == 0 ? fn({x}) : hg::checkpoint(fn, {x}, mode == 1 ? &gen : nullptr);
+    Tensor after_forward = Tensor::randn({1}, gen);  // the program goes on drawing
+    hg::sum(hg::mul(y, y)).backward();
+    *gen_after = gen.state();
+    return w.grad();
+  };
+  uint64_t s_plain = 0, s_ckpt = 0, s_no_rng = 0;
+  const Tensor plain = run(0, &s_plain), ckpt = run(1, &s_ckpt), no_rng = run(2, &s_no_rng);
+  CHECK(same_bits(plain, ckpt));
+  CHECK(s_ckpt == s_plain);
+  CHECK_FALSE(same_bits(plain, no_rng));  // why the generator must be given
+}
+
 TEST_CASE("checkpoint: under NoGradGuard it is just fn, and a function returning its input is safe") {
   Tensor x = Tensor::ones({2}).requires_grad_(true);
   {

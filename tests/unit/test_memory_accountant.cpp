@@ -137,8 +137,12 @@ TEST_CASE("accountant: the forward pass's saved tensors are activations, and bac
     // linear keeps x, relu keeps h, sum keeps y; the parameters stay parameters.
     CHECK(d(Tag::Activation) == 32 + 24 + 24);
     CHECK(d(Tag::Parameter) == 0);
+    CHECK(hg::memory::tag_of(x) == Tag::Activation);
+    CHECK(hg::memory::tag_of(lin->weight) == Tag::Parameter);
+    CHECK(hg::memory::tag_of(loss) == Tag::Temporary);  // nothing keeps the loss for backward
     loss.backward();
     CHECK(d(Tag::Gradient) == (4 * 3 + 3) * 4);  // weight and bias .grad
+    CHECK(hg::memory::tag_of(lin->weight.grad()) == Tag::Gradient);
   }
   CHECK(d(Tag::Activation) == 0);
   CHECK(d(Tag::Temporary) == 0);
@@ -197,7 +201,9 @@ TEST_CASE("accountant: retagging moves bytes between tags and never changes the 
   Delta d;
   const int64_t total = hg::memory::usage(Device::CPU).total();
   Tensor t = Tensor::empty({16});  // 64 bytes, Temporary
+  CHECK(hg::memory::tag_of(t) == Tag::Temporary);
   hg::memory::retag(t, Tag::Parameter);
+  CHECK(hg::memory::tag_of(t) == Tag::Parameter);
   CHECK(d(Tag::Parameter) == 64);
   CHECK(d(Tag::Temporary) == 0);
   hg::memory::mark_saved(t);  // a parameter fed to an op stays a parameter
