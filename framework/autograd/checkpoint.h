@@ -22,9 +22,9 @@
 // fn must compute the same thing both times. Dropout inside fn draws its masks from a
 // Generator: pass it as `rng`, and checkpoint saves its state before the forward, rewinds it
 // for the recomputation (so the same masks are drawn again) and puts it back after, as
-// PyTorch's preserve_rng_state does. No other state may change in the forward (batch norm's
-// running statistics would be updated twice). Single output. Under NoGradGuard
-// (evaluation) it simply returns fn(inputs).
+// PyTorch's preserve_rng_state does (the generator must live until backward, as the model
+// does). No other state may change in the forward (batch norm's running statistics would be
+// updated twice). Single output. Under NoGradGuard (evaluation) it simply returns fn(inputs).
 #include <functional>
 #include <vector>
 
