@@ -122,6 +122,29 @@ Mode mode_for(const std::string& m) {
                            "' (known: fp32 fp16_naive static_scale dynamic_scale amp_f16 amp_bf16)");
 }
 
+// One memory event (docs/run-log.md): each category's bytes at the step's peak. The model's
+// states per parameter follow the mode (framework/memory/formulas.h): FP32 4 + 4 + 4 (SGD
+// with momentum), FP16 weights 2 + 2 + 4, F16 weights with an F32 master 2 + (2 + 4) + (4 + 4),
+// autocast 4 + 4 + 4 with F16 copies of the weights kept for backward. Activations: the small
+// CNN's ~78,700 values per image for a batch of 128, in F32 or 2-byte. The optimizer's state
+// is made by the first step, after step 0's peak.
+json memory_event(int64_t step, const std::string& precision, int64_t n_params, double jitter) {
+  const bool f16_model = precision == "fp16_naive" || precision == "static_scale" || precision == "dynamic_scale";
+  const bool master = precision == "static_scale" || precision == "dynamic_scale";
+  const bool autocast = precision == "amp_f16" || precision == "amp_bf16";
+  const int64_t P = n_params;
+  const int64_t values = 78656 * 128;
+  const int64_t param = (f16_model ? 2 : 4) * P;
+  const int64_t grad = (f16_model ? 2 : 4) * P + (master ? 4 * P : 0);
+  const int64_t state = step == 0 ? 0 : 4 * P + (master ? 4 * P : 0);
+  const int64_t act = (f16_model || autocast ? 2 : 4) * values + (autocast ? 2 * P : 0);
+  const int64_t temp = static_cast<int64_t>(double(act) * (0.12 + 0.02 * jitter));
+  return {{"type", "memory"},     {"step", step},       {"device", "cpu"},
+          {"parameters", param},  {"gradients", grad},  {"optimizer_state", state},
+          {"activations", act},   {"temporaries", temp}, {"peak", param + grad + state + act + temp},
+          {"live", param + grad + 4 * P + (master ? 4 * P : 0)}};
+}
+
 std::string now_iso8601() {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -199,6 +222,9 @@ void make_demo_run(const std::string& dir, const std::string& precision, const D
   std::normal_distribution<double> gauss(0.0, 1.0);
   std::uniform_real_distribution<double> unif(0.0, 1.0);
   const auto params = make_params(opt.params);
+  int64_t n_params = 0;
+  for (const auto& p : params) n_params += p.numel;
+  std::mt19937_64 memory_rng(opt.seed + 1);  // its own stream: the other curves stay as they were
   const double tau = std::max<double>(200.0, opt.steps / 8.0) * mode.tau_factor;
   const int hist_every = std::max(1, opt.hist_every);
 
@@ -277,6 +303,8 @@ void make_demo_run(const std::string& dir, const std::string& precision, const D
         emit(grad_hist_event(step, p, mu, step_scale, infs, lost));
       }
     }
+
+    if (step <= 1 || step % hist_every == 0) emit(memory_event(step, precision, n_params, unif(memory_rng)));
 
     double acc = mode.acc_ceiling - (mode.acc_ceiling - 0.10) * decay + 0.01 * gauss(rng);
     acc_sum += acc;

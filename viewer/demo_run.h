@@ -11,7 +11,9 @@
 //   - FP16's zones (underflow, subnormal, overflow) are counted from FloatFormat kFP16;
 //   - dynamic loss scaling follows PyTorch's GradScaler: start 2^16, halve and skip the step
 //     when the largest scaled gradient overflows FP16, double after 2000 good steps;
-//   - fp16_naive loses the gradients below 2^-24 and plateaus at a higher loss.
+//   - fp16_naive loses the gradients below 2^-24 and plateaus at a higher loss;
+//   - memory events: the bytes per parameter of the mode's model states and the small CNN's
+//     activations for a batch of 128 (memory_event() in demo_run.cpp).
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -158,8 +158,8 @@ int main(int argc, char** argv) {
   cli.add_option("paths", paths, "runs/ folders or single run folders (default: runs)");
   cli.add_option("--screenshot", screenshot, "render one panel into this PNG and exit; with {run} "
                                             "in the name, one PNG per run (--run, else every run)");
-  cli.add_option("--panel", panel_name, "panel to show: bits, gradients, scale, runs")
-      ->check(CLI::IsMember({"bits", "gradients", "scale", "runs"}));
+  cli.add_option("--panel", panel_name, "panel to show: bits, gradients, scale, memory, runs")
+      ->check(CLI::IsMember({"bits", "gradients", "scale", "memory", "runs"}));
   cli.add_option("--run", run_keys, "a run folder (or name) to select; repeat to overlay several")
       ->allow_extra_args(false);  // one folder per --run, so positional paths may follow
   cli.add_option("--param", param, "gradients panel: the parameter to show");
@@ -268,7 +268,7 @@ int main(int argc, char** argv) {
   }
   if (!run_keys.empty()) {
     app.grads.run = app.find_run(run_keys[0]);
-    app.runs_selected = app.grads.run;
+    app.runs_selected = app.memory.run = app.grads.run;
     for (auto& r : app.runs) r.overlay = false;
     for (const auto& key : run_keys) app.runs[app.find_run(key)].overlay = true;
   }
@@ -278,7 +278,8 @@ int main(int argc, char** argv) {
   app.grads.per_layer = per_layer == "underflow" ? 0 : per_layer == "subnormal" ? 1 : 2;
   app.panel = panel_name == "bits" ? Panel::Bits
             : panel_name == "gradients" ? Panel::Gradients
-            : panel_name == "scale" ? Panel::Scale : Panel::Runs;
+            : panel_name == "scale" ? Panel::Scale
+            : panel_name == "memory" ? Panel::Memory : Panel::Runs;
   app.bits.only = only;
   if (only) app.bits.focus = only;
   if (!value.empty() && !bits_set_text(app.bits, value, *app.bits.focus)) {

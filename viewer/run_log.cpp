@@ -262,6 +262,23 @@ std::vector<Point> add_in_step_order(std::vector<Point>& v, Point p) {
   return dropped;
 }
 
+// A memory event: the five categories, their sum, and what was live after the step.
+bool read_memory(Fields& f, int64_t step, MemoryPoint& m, std::string& device) {
+  m.step = step;
+  f.name("device", device);
+  if (f.ok() && device != "cpu" && device != "cuda") f.fail("device", describe(json(device)) + " is not cpu or cuda");
+  int64_t sum = 0;
+  for (int i = 0; i < MemoryPoint::kCategories; ++i) {
+    f.whole(MemoryPoint::name(i), 0, kMaxBytes, m.bytes[i]);
+    sum += m.bytes[i];  // at most 5 · 2^50: no overflow
+  }
+  f.whole("peak", 0, kMaxBytes, m.peak);
+  f.whole("live", 0, kMaxBytes, m.live);
+  if (f.ok() && m.peak != sum)
+    f.fail("peak", fmt::format("{}, but the five categories add up to {}", m.peak, sum));
+  return f.ok();
+}
+
 int64_t held(const GradHist& h) { return int64_t(sizeof h + h.counts.size() * sizeof(int64_t)); }
 int64_t held(const std::string& s) { return int64_t(sizeof s + s.size() + 64); }  // + a map node
 
@@ -330,6 +347,12 @@ bool parse_event_line(const std::string& line, RunData& d, std::string* why) {
     }
     d.held_bytes += held(h);
     for (const GradHist& old : add_in_step_order(d.grads[param], std::move(h))) replaced(1, held(old));
+  } else if (type == "memory") {
+    MemoryPoint m;
+    std::string device;
+    if (!read_memory(f, step, m, device)) return fail(f.why());
+    d.held_bytes += sizeof m;
+    replaced(add_in_step_order(d.memory[device], m).size(), sizeof m);
   } else if (type == "note") {
     Note n{step, ""};
     f.text("text", n.text, kMaxNoteBytes);

@@ -22,7 +22,7 @@
 //     `problems` as "line 17: why"), skipped.
 //   - a line longer than kMaxLineBytes: counted as corrupt when it passes the limit, and the
 //     rest of it skipped up to its '\n' without being held.
-//   - a line whose "type" is not one of scalar/loss_scale/grad_hist/note/end: counted in
+//   - a line whose "type" is not one of scalar/loss_scale/grad_hist/memory/note/end: counted in
 //     `unknown_types`, skipped.
 //   - a step that is not after the last one of its series (a run resumed from an earlier
 //     checkpoint logs those steps again; a repeated line): the newer line wins, the points
@@ -44,6 +44,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "framework/memory/accountant.h"  // the categories of a memory event
+
 namespace hg::viewer {
 
 // ---- what the reader accepts ------------------------------------------------------------
@@ -60,6 +62,9 @@ inline constexpr size_t kMaxNameBytes = 200;
 inline constexpr size_t kMaxNoteBytes = 4096;   // the text of a note
 inline constexpr size_t kMaxParams = 4096;      // parameters with histograms, per run
 inline constexpr size_t kMaxScalarNames = 1024; // scalar names, per run
+// Bytes in a memory event: whole numbers 0 .. 2^50 (a pebibyte, far beyond any one device).
+// Five categories then sum to far below 2^53, where doubles stop being exact.
+inline constexpr int64_t kMaxBytes = int64_t(1) << 50;
 // Files. A grad_hist line is about half a kilobyte; a line longer than 1 MiB is damage.
 inline constexpr int64_t kMaxLineBytes = int64_t(1) << 20;
 inline constexpr int64_t kMaxRunJsonBytes = int64_t(1) << 20;
@@ -103,6 +108,20 @@ struct GradHist {
   double lost_update_fraction = -1.0;  // in [0, 1]; -1: not logged
 };
 
+// Where the memory went at one step's peak (the `memory` event, docs/run-log.md), on one
+// device. Validated: every byte count whole in 0..kMaxBytes, peak == the sum of the five.
+// The categories are the accountant's tags (framework/memory/accountant.h), in its order,
+// named by memory::tag_name: "parameters", "gradients", "optimizer_state", "activations",
+// "temporaries". The Memory panel stacks them in this order, bottom up.
+struct MemoryPoint {
+  static constexpr int kCategories = memory::kTags;
+  static const char* name(int i) { return memory::tag_name(memory::kAllTags[i]); }
+  int64_t step = 0;
+  int64_t bytes[kCategories] = {};
+  int64_t peak = 0;  // the sum of bytes[]
+  int64_t live = 0;  // held when the event was written (after the step)
+};
+
 struct Note {
   int64_t step;
   std::string text;
@@ -122,6 +141,7 @@ struct RunData {
   std::vector<LossScalePoint> loss_scale;
   std::vector<std::string> params;                  // parameter names in order of appearance
   std::map<std::string, std::vector<GradHist>> grads;  // by parameter
+  std::map<std::string, std::vector<MemoryPoint>> memory;  // by device: "cpu", "cuda"
   std::vector<Note> notes;                          // in file order
   std::string end_status;  // "" while running; "finished" / "failed" after the end event
   int64_t max_step = -1;

@@ -6,10 +6,10 @@
 #
 # The Gradients, Loss-scale and Runs pictures are of REAL runs: chapters 06, 08, 09 and 10
 # train the MLP briefly on a slice of FashionMNIST (the commands are below; together well under
-# a minute on an idle 2-core machine). Two pictures stay SYNTHETIC DEMO DATA (--make-demo-runs,
+# a minute on an idle 2-core machine). Three pictures stay SYNTHETIC DEMO DATA (--make-demo-runs,
 # labelled in red on the picture) because no short real run shows what they show: gradients
-# that underflow FP16 (the MLP's sit above 2^-24) and PyTorch's growth interval of 2000 steps
-# over thousands of steps.
+# that underflow FP16 (the MLP's sit above 2^-24), PyTorch's growth interval of 2000 steps
+# over thousands of steps, and memory events (no chapter here logs them yet).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
@@ -62,4 +62,6 @@ rm -rf "$DEMO"
 shot --screenshot "$OUT/viewer_gradients_demo_underflow.png" --panel gradients \
      --run "$DEMO/demo_fp16_naive" --param conv1.weight --step 5000 --size 1280x800
 shot --screenshot "$OUT/viewer_scale_demo.png" --panel scale "$DEMO" --size 1280x800
+# The Memory panel, until a chapter's real run logs memory events.
+shot --screenshot "$OUT/viewer_memory_demo.png" --panel memory --run "$DEMO/demo_fp32" --size 1280x800
 ls -l "$OUT"/viewer_*.png

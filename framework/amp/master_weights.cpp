@@ -5,12 +5,16 @@
 
 #include "framework/amp/unscale.h"
 #include "framework/autograd/grad_mode.h"
+#include "framework/memory/accountant.h"
 #include "framework/ops/elementwise.h"
 
 namespace hg::amp {
 
 MasterWeights::MasterWeights(std::vector<Tensor> model_params) : model_(std::move(model_params)) {
   NoGradGuard no_grad;
+  // The F32 copy is optimizer state in the ZeRO paper's accounting (2 + 2 + 12 bytes per
+  // parameter for mixed-precision Adam: 4 of the 12 are this copy).
+  memory::TagScope scope(memory::Tag::OptimizerState);
   for (const Tensor& p : model_) {
     if (!p.defined()) throw std::invalid_argument("MasterWeights: an undefined parameter");
     Tensor m = p.detach().to(DType::F32).clone();  // own storage, exact copy of the value
@@ -73,6 +77,7 @@ void convert_model_(nn::Module& model, DType dtype,
     impl.strides = c.impl().strides;
     impl.dtype = dtype;
     impl.grad = nullptr;
+    memory::retag(t, memory::Tag::Parameter);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "framework/autograd/grad_mode.h"
 #include "framework/autograd/topo.h"
+#include "framework/memory/accountant.h"
 #include "framework/ops/elementwise.h"
 
 namespace hg {
@@ -14,6 +15,7 @@ static void accumulate_into_leaf(TensorImpl& leaf, const Tensor& g) {
   Tensor gd = g.to(leaf.dtype).contiguous();
   if (!leaf.grad) {
     leaf.grad = gd.clone().impl_ptr();
+    memory::retag(Tensor(leaf.grad), memory::Tag::Gradient);
     return;
   }
   Tensor acc(leaf.grad);

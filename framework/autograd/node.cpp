@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "framework/autograd/grad_mode.h"
+#include "framework/memory/accountant.h"
 
 namespace hg {
 
@@ -17,10 +18,17 @@ bool should_record(const std::vector<Tensor>& inputs) {
 
 Tensor record(const char* op, Tensor out, std::vector<Tensor> inputs, BackwardFn backward) {
   if (!should_record(inputs)) return out;
+  return attach_node(op, std::move(out), std::move(inputs), std::move(backward));
+}
+
+Tensor attach_node(const char* op, Tensor out, std::vector<Tensor> inputs, BackwardFn backward) {
   auto node = std::make_shared<Node>();
   node->op = op;
   node->needs_grad.reserve(inputs.size());
-  for (const Tensor& t : inputs) node->needs_grad.push_back(t.defined() && t.requires_grad());
+  for (const Tensor& t : inputs) {
+    node->needs_grad.push_back(t.defined() && t.requires_grad());
+    memory::mark_saved(t);  // the node keeps it alive until backward: an activation
+  }
   node->inputs = std::move(inputs);
   node->backward = std::move(backward);
   node->out_shape = out.shape();

@@ -189,6 +189,23 @@ void RunLog::grad_hist(int64_t step, const json& hist) {
   event("grad_hist", step, std::move(f));
 }
 
+void RunLog::memory(int64_t step, const json& fields) {
+  if (!fields.is_object()) throw std::invalid_argument("RunLog::memory: expects a JSON object");
+  if (!fields.contains("device") || !fields["device"].is_string())
+    throw std::invalid_argument("RunLog::memory: field 'device' is missing or not a string");
+  int64_t sum = 0;
+  for (const char* key : {"parameters", "gradients", "optimizer_state", "activations", "temporaries",
+                          "peak", "live"}) {
+    if (!fields.contains(key) || !fields[key].is_number_integer() || fields[key].get<int64_t>() < 0)
+      throw std::invalid_argument(fmt::format("RunLog::memory: field '{}' must be bytes (an integer >= 0)", key));
+    if (std::string_view(key) != "peak" && std::string_view(key) != "live") sum += fields[key].get<int64_t>();
+  }
+  if (fields["peak"].get<int64_t>() != sum)
+    throw std::invalid_argument(fmt::format("RunLog::memory: peak {} is not the sum of the categories ({})",
+                                            fields["peak"].get<int64_t>(), sum));
+  event("memory", step, fields);
+}
+
 void RunLog::note(int64_t step, std::string_view text) { event("note", step, {{"text", text}}); }
 
 void RunLog::end(std::string_view status) {
@@ -219,8 +236,8 @@ static void add_line(EventLog& log, const std::string& line, bool last_untermina
     return;
   }
   const std::string& type = e["type"].get_ref<const std::string&>();
-  if (type != "scalar" && type != "loss_scale" && type != "grad_hist" && type != "fp8_scale" && type != "note" &&
-      type != "end")
+  if (type != "scalar" && type != "loss_scale" && type != "grad_hist" && type != "fp8_scale" &&
+      type != "memory" && type != "note" && type != "end")
     ++log.unknown_types;
   log.events.push_back(std::move(e));
 }

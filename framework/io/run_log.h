@@ -58,6 +58,12 @@ class RunLog {
   // std::invalid_argument naming a missing required field or a counts array whose length is
   // not exp_max − exp_min + 1.
   void grad_hist(int64_t step, const nlohmann::json& hist);
+  // `fields` carries the memory event of docs/run-log.md: "device" ("cpu" or "cuda"), the
+  // bytes of each category at the peak ("parameters", "gradients", "optimizer_state",
+  // "activations", "temporaries"), "peak" (their sum) and "live" (bytes held when written);
+  // framework/memory/report.h fills them from the accountant. Throws std::invalid_argument
+  // naming a missing or negative field, or a peak that is not the sum.
+  void memory(int64_t step, const nlohmann::json& fields);
   void note(int64_t step, std::string_view text);
   void note(std::string_view text) { note(last_step_, text); }
   // Writes the end event (at the last step seen) and rewrites run.json with the status.

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "framework/autograd/grad_mode.h"
+#include "framework/memory/accountant.h"
 #include "framework/ops/elementwise.h"
 
 namespace hg::nn {
@@ -19,12 +20,16 @@ std::string shape_str(const Shape& s) {
 }
 }  // namespace
 
+// Registering a tensor (and replacing it in to()) is where the engine learns that its memory
+// is the model's: the accountant counts it as a parameter from then on.
 void Module::register_parameter(const std::string& name, Tensor* slot) {
   slot->requires_grad_(true);
+  memory::retag(*slot, memory::Tag::Parameter);
   params_.emplace_back(name, slot);
 }
 
 void Module::register_buffer(const std::string& name, Tensor* slot) {
+  memory::retag(*slot, memory::Tag::Parameter);  // the model's state too (running statistics)
   buffers_.emplace_back(name, slot);
 }
 
@@ -98,12 +103,16 @@ Module& Module::to(DType dtype) {
     if (slot->dtype() == dtype) continue;
     Tensor converted = slot->detach().to(dtype);
     converted.requires_grad_(true);
+    memory::retag(converted, memory::Tag::Parameter);
     *slot = converted;
   }
   slots.clear();
   collect_slots("", slots, false, true);
-  for (auto& [name, slot] : slots)
-    if (slot->dtype() != dtype) *slot = slot->detach().to(dtype);
+  for (auto& [name, slot] : slots) {
+    if (slot->dtype() == dtype) continue;
+    *slot = slot->detach().to(dtype);
+    memory::retag(*slot, memory::Tag::Parameter);
+  }
   return *this;
 }
 
@@ -115,12 +124,16 @@ Module& Module::to(Device device) {
     if (slot->device() == device) continue;
     Tensor moved = slot->detach().to(device);
     moved.requires_grad_(true);
+    memory::retag(moved, memory::Tag::Parameter);
     *slot = moved;
   }
   slots.clear();
   collect_slots("", slots, false, true);
-  for (auto& [name, slot] : slots)
-    if (slot->device() != device) *slot = slot->detach().to(device);
+  for (auto& [name, slot] : slots) {
+    if (slot->device() == device) continue;
+    *slot = slot->detach().to(device);
+    memory::retag(*slot, memory::Tag::Parameter);
+  }
   return *this;
 }
 

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "framework/memory/accountant.h"
+
 namespace hg::optim {
 
 void check_params(const std::vector<Tensor>& params, const std::string& who) {
@@ -35,9 +37,11 @@ void Optimizer::zero_grad() {
 Tensor& Optimizer::state_for(size_t i, const std::string& key, bool* created) {
   auto it = state_[i].find(key);
   if (created) *created = it == state_[i].end();
-  if (it == state_[i].end())
+  if (it == state_[i].end()) {
+    memory::TagScope scope(memory::Tag::OptimizerState);
     it = state_[i].emplace(key, Tensor::zeros(params_[i].shape(), compute_dtype(params_[i].dtype()),
                                               params_[i].device())).first;
+  }
   return it->second;
 }
 
@@ -68,8 +72,9 @@ void Optimizer::load_state_dict(const OptimizerState& s) {
       throw std::runtime_error("optimizer state: '" + nt.name + "' has shape " + shape_str(nt.tensor.shape()) +
                                ", the parameter " + shape_str(params_[i].shape()));
     // A private copy in the compute dtype: the loaded state must not alias the source.
-    state[i][nt.name.substr(dot + 1)] =
-        nt.tensor.detach().to(compute_dtype(params_[i].dtype())).clone().to(params_[i].device());
+    Tensor& slot = state[i][nt.name.substr(dot + 1)];
+    slot = nt.tensor.detach().to(compute_dtype(params_[i].dtype())).clone().to(params_[i].device());
+    memory::retag(slot, memory::Tag::OptimizerState);
   }
   state_ = std::move(state);
   lr_ = s.meta.at("lr").get<double>();

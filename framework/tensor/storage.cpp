@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "framework/memory/accountant.h"
+
 #if HG_WITH_CUDA
 #include "cuda/runtime/memory.h"
 #endif
@@ -15,6 +17,7 @@ namespace hg {
 
 Storage::~Storage() {
   if (!data) return;
+  memory::on_free(*this);
   if (device == Device::CPU) {
     std::free(data);
   } else {
@@ -58,6 +61,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t bytes, Device device) {
     s->data = hg::cuda::device_malloc(bytes == 0 ? 1 : bytes);
 #endif
   }
+  memory::on_allocate(*s);  // counted only once the memory is really there
   return s;
 }
 

@@ -8,6 +8,7 @@
 
 #include "framework/autograd/backward.h"
 #include "framework/cpu/copy.h"
+#include "framework/memory/accountant.h"
 #include "framework/ops/cast.h"
 #include "framework/ops/shape.h"
 
@@ -199,15 +200,18 @@ void Tensor::set_grad(const Tensor& g) {
     op_error("set_grad", std::string("gradient dtype ") + dtype_name(g.dtype()) +
                              " differs from tensor dtype " + dtype_name(dtype()));
   impl().grad = g.impl_ptr();
+  memory::retag(g, memory::Tag::Gradient);
 }
 
 void Tensor::zero_grad() {
   TensorImpl& t = impl();
   if (!t.grad) return;
-  if (t.grad->device == Device::CPU && Tensor(t.grad).is_contiguous())
+  if (t.grad->device == Device::CPU && Tensor(t.grad).is_contiguous()) {
     cpu::fill(Tensor(t.grad).raw_data(), t.grad->dtype, shape_numel(t.grad->shape), 0.0);
-  else
+  } else {
     t.grad = Tensor::zeros(t.shape, t.dtype, t.device).impl_ptr();
+    memory::retag(Tensor(t.grad), memory::Tag::Gradient);
+  }
 }
 
 void Tensor::backward() const {

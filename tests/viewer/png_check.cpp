@@ -6,6 +6,8 @@
 //   differ A B                       same size, and at least 1% of the pixels differ
 //   same A B                         identical pixels
 //   boxscale A.json B.json R         the bit boxes of layout B are R times as wide as A's
+//   memory FILE N                    the Memory panel's stack: at least N pixels of each
+//                                    category's colour (viewer/app/memory_colors.h)
 //   bits FILE LAYOUT ID E M HEX      the boxes of format ID (E exponent and M mantissa bits)
 //                                    show HEX: each box sampled has the colour of its field
 //                                    (sign | exponent | mantissa) and of its bit (set | clear)
@@ -21,6 +23,7 @@
 #include <stb_image.h>  // compiled into Debian's libstb
 
 #include "viewer/app/bit_colors.h"
+#include "viewer/app/memory_colors.h"
 
 using hg::viewer::Rgb;
 
@@ -154,6 +157,24 @@ int cmd_boxscale(const char* a, const char* b, double ratio) {
   return std::fabs(wb / wa - ratio) <= 0.1 * ratio ? 0 : fail("boxes not scaled as asked");
 }
 
+int cmd_memory(const char* file, long min_pixels) {
+  Image im = load(file);
+  const char* names[] = {"parameters", "gradients", "optimizer_state", "activations", "temporaries"};
+  bool ok = true;
+  for (int k = 0; k < 5; ++k) {
+    const Rgb c = hg::viewer::kMemoryColors[k];
+    long n = 0;
+    for (int y = 0; y < im.h; ++y)
+      for (int x = 0; x < im.w; ++x) {
+        const Rgb p = im.at(x, y);
+        n += p.r == c.r && p.g == c.g && p.b == c.b;
+      }
+    std::printf("%s: %ld pixels of %s's colour (%d, %d, %d)\n", file, n, names[k], c.r, c.g, c.b);
+    ok = ok && n >= min_pixels;
+  }
+  return ok ? 0 : fail("a category of the stack is missing or too thin");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,6 +187,7 @@ int main(int argc, char** argv) {
     return cmd_bits(argv[2], argv[3], argv[4], std::atoi(argv[5]), std::atoi(argv[6]),
                     std::strtoull(argv[7], nullptr, 16));
   if (cmd == "boxscale" && argc == 5) return cmd_boxscale(argv[2], argv[3], std::atof(argv[4]));
-  std::fprintf(stderr, "usage: viewer_png_check size|notblank|differ|same|boxscale|bits ... (see the source)\n");
+  if (cmd == "memory" && argc == 4) return cmd_memory(argv[2], std::atol(argv[3]));
+  std::fprintf(stderr, "usage: viewer_png_check size|notblank|differ|same|boxscale|bits|memory ... (see the source)\n");
   return 2;
 }

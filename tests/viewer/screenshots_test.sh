@@ -96,6 +96,14 @@ shot --screenshot "$work/bits_x2.png" --panel bits --value 1 --format fp16 --siz
      --ui-scale 2 --layout-json "$work/bits_x2.json"
 "$check" boxscale "$work/bits_1.json" "$work/bits_x2.json" 2.0
 "$check" bits "$work/bits_x2.png" "$work/bits_x2.json" fp16 5 10 3C00
+echo "== the memory panel: the stack of the five categories, per run"
+shot --screenshot "$work/memory.png" --panel memory --run "$work/runs/demo_fp32" --size ${W}x${H}
+"$check" size "$work/memory.png" $W $H
+"$check" notblank "$work/memory.png"
+"$check" memory "$work/memory.png" 200
+"$check" differ "$work/memory.png" "$work/scale.png"
+shot --screenshot "$work/memory_f16.png" --panel memory --run "$work/runs/demo_dynamic_scale" --size ${W}x${H}
+"$check" differ "$work/memory.png" "$work/memory_f16.png"
 echo "== the runs panel"
 shot --screenshot "$work/runs.png" --panel runs "$work/runs" --size ${W}x${H}
 "$check" notblank "$work/runs.png"

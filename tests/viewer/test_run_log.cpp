@@ -373,6 +373,17 @@ TEST_CASE("synthetic demo runs obey the schema's arithmetic and the scaler's rul
     } else {
       CHECK(ls.empty());
     }
+    // Memory: steps 0 and 1, then every 50; the optimizer's state appears after the first step.
+    REQUIRE(run.memory.count("cpu") == 1);
+    const auto& mem = run.memory.at("cpu");
+    CHECK(mem.size() == 91);
+    CHECK(mem[0].bytes[int(hg::memory::Tag::OptimizerState)] == 0);
+    CHECK(mem[1].bytes[int(hg::memory::Tag::OptimizerState)] > 0);
+    for (const auto& m : mem) {
+      int64_t sum = 0;
+      for (int64_t b : m.bytes) sum += b;
+      REQUIRE(sum == m.peak);
+    }
   }
 }
 
@@ -441,6 +452,7 @@ std::string why_refused(const std::string& line) {
     CHECK(d.scalars.empty());
     CHECK(d.loss_scale.empty());
     CHECK(d.notes.empty());
+    CHECK(d.memory.empty());
     CHECK(d.max_step == -1);
   }
   return ok ? "" : why;
@@ -854,4 +866,95 @@ TEST_CASE("run_problems: one sentence per problem, the first reason in it") {
   d.run_json_missing = true;
   d.run_json_error = "no run.json in x";  // a run without run.json is normal: not a problem
   CHECK(run_problems(d).size() == 1);
+}
+
+// ---- memory events ----------------------------------------------------------------------
+
+namespace {
+json good_memory() {
+  return {{"type", "memory"},         {"step", 3},          {"device", "cpu"},
+          {"parameters", 848},        {"gradients", 848},   {"optimizer_state", 1696},
+          {"activations", 4096},      {"temporaries", 512}, {"peak", 8000},
+          {"live", 3392}};
+}
+}  // namespace
+
+TEST_CASE("memory: bytes are whole numbers 0 .. 2^50, the peak is their sum, the device cpu or cuda") {
+  RunData d;
+  std::string why;
+  REQUIRE(parse_event_line(good_memory().dump(), d, &why));
+  REQUIRE(d.memory.at("cpu").size() == 1);
+  const MemoryPoint& m = d.memory.at("cpu")[0];
+  CHECK(m.step == 3);
+  CHECK(m.bytes[0] == 848);   // parameters, in the accountant's order
+  CHECK(m.bytes[3] == 4096);  // activations
+  CHECK(m.peak == 8000);
+  CHECK(m.live == 3392);
+  CHECK(std::string(MemoryPoint::name(2)) == "optimizer_state");
+  CHECK(why_refused(with(good_memory(), "device", "cuda")) == "");
+
+  for (const char* key : {"parameters", "gradients", "optimizer_state", "activations", "temporaries", "peak", "live"}) {
+    CAPTURE(key);
+    check_refused(with(good_memory(), key, -1), std::string("memory ") + key + ": -1 is negative");
+    check_refused(with(good_memory(), key, 1e300), std::string(key) + ": 1e+300 is outside 0 .. 2^50");
+    check_refused(with(good_memory(), key, limits::kMaxBytes + 1), std::string(key) + ": 1125899906842625 is outside");
+    check_refused(with(good_memory(), key, 2.5), std::string(key) + ": 2.5 is not a whole number");
+    check_refused(with(good_memory(), key, "nan"), std::string(key) + ": \"nan\" is not a whole number");
+    check_refused(with(good_memory(), key, nullptr), std::string(key) + ": null is not a whole number");
+    json missing = good_memory();
+    missing.erase(key);
+    check_refused(missing, std::string(key) + ": missing");
+  }
+  check_refused(with(good_memory(), "peak", 7999), "memory peak: 7999, but the five categories add up to 8000");
+  check_refused(with(good_memory(), "device", "tpu"), "memory device: \"tpu\" is not cpu or cuda");
+  check_refused(with(good_memory(), "device", 1), "memory device: 1 is not a string");
+  json no_device = good_memory();
+  no_device.erase("device");
+  check_refused(no_device, "memory device: missing");
+}
+
+TEST_CASE("memory: whatever a line holds, what is stored is within 0 .. 2^50 and sums to the peak") {
+  const std::vector<json> values = {json(0), json(1), json(-1), json(int64_t(1) << 50), json((int64_t(1) << 50) + 1),
+                                    json(INT64_MAX), json(INT64_MIN), json(UINT64_MAX), json(0.5), json(-0.0),
+                                    json(1e17), json(1e308), json(5e-324), json("nan"), json("inf"), json("12"),
+                                    json(""), json(nullptr), json(true), json::array(), json::object()};
+  int accepted = 0, refused = 0;
+  const json base = good_memory();
+  for (auto field = base.begin(); field != base.end(); ++field) {
+    if (field.key() == "type") continue;
+    for (const json& v : values) {
+      RunData d;
+      std::string why;
+      if (!parse_event_line(with(base, field.key(), v).dump(), d, &why)) {
+        ++refused;
+        continue;
+      }
+      ++accepted;
+      for (const auto& [device, pts] : d.memory) {
+        REQUIRE((device == "cpu" || device == "cuda"));
+        for (const MemoryPoint& m : pts) {
+          int64_t sum = 0;
+          for (int64_t b : m.bytes) {
+            REQUIRE((b >= 0 && b <= limits::kMaxBytes));
+            sum += b;
+          }
+          REQUIRE(sum == m.peak);
+          REQUIRE((m.live >= 0 && m.live <= limits::kMaxBytes));
+        }
+      }
+    }
+  }
+  CHECK(accepted > 0);
+  CHECK(refused > 150);
+}
+
+TEST_CASE("memory: a step logged again replaces the points from it on, per device") {
+  RunData d;
+  std::string why;
+  for (int step : {0, 1, 2, 1}) REQUIRE(parse_event_line(with(good_memory(), "step", step).dump(), d, &why));
+  REQUIRE(parse_event_line(with(with(good_memory(), "device", "cuda"), "step", 5).dump(), d, &why));
+  CHECK(d.memory.at("cpu").size() == 2);  // 0, then the newer 1 (2 dropped)
+  CHECK(d.memory.at("cuda").size() == 1);
+  CHECK(d.replaced_points == 2);
+  CHECK(d.max_step == 5);
 }

@@ -13,8 +13,8 @@
 
 namespace hg::viewer {
 
-enum class Panel { Bits, Gradients, Scale, Runs };
-const char* panel_id(Panel p);  // "bits" "gradients" "scale" "runs"
+enum class Panel { Bits, Gradients, Scale, Memory, Runs };
+const char* panel_id(Panel p);  // "bits" "gradients" "scale" "memory" "runs"
 
 // One run being followed (its file is re-read as it grows).
 struct RunSlot {
@@ -54,6 +54,11 @@ struct GradientsState {
   int per_layer = 0;       // the per-layer lines: 0 % underflow, 1 % subnormal, 2 % updates lost
 };
 
+struct MemoryState {
+  int run = -1;        // index into App::runs (-1: the first run with memory events)
+  std::string device;  // "cpu" or "cuda" ("": the first the run logged)
+};
+
 struct App {
   std::vector<std::string> roots;  // folders the user named: runs/ or single run folders
   std::vector<RunSlot> runs;
@@ -62,6 +67,7 @@ struct App {
   float ui_scale = 1.0f;
   BitsState bits;
   GradientsState grads;
+  MemoryState memory;
   int runs_selected = 0;           // Runs panel
   bool follow = true;              // re-read growing runs
   std::vector<BitBox>* bit_boxes = nullptr;  // set in screenshot mode: record bit boxes
@@ -88,6 +94,7 @@ void draw_app(App& app);  // the whole window: a tab per panel
 void draw_bits_panel(App& app);
 void draw_gradients_panel(App& app);
 void draw_scale_panel(App& app);
+void draw_memory_panel(App& app);
 void draw_runs_panel(App& app);
 
 }  // namespace hg::viewer
