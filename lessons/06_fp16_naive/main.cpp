@@ -60,8 +60,10 @@ void show_arithmetic() {
 //   buf = momentum·buf + g   (buf = g on the first step)      buf is F16
 //   p   = p − lr·buf                                         p is F16
 // When |lr·buf| is below half an F16 ULP of p, p does not change: the update is lost.
-// On the GPU the same three roundings come from in-place ops, each of which computes in F32
-// and rounds once to F16: mul_ (momentum·buf), add_ (+ g), add_ with −lr (p − lr·buf).
+// The three roundings are three in-place ops, each of which computes in F32 and rounds once
+// to F16, on either device: mul_ (momentum·buf), add_ (+ g), add_ with −lr (p − lr·buf).
+// (Element by element: b = f16(f16(momentum·b) + g); p = f16(p − lr·b). The ops give the
+// same bits and convert whole blocks with the CPU's F16 instructions.)
 void sgd_step_f16(const std::vector<Tensor>& params, std::vector<Tensor>& bufs, float lr,
                   float momentum) {
   if (bufs.empty()) bufs.resize(params.size());
@@ -71,25 +73,13 @@ void sgd_step_f16(const std::vector<Tensor>& params, std::vector<Tensor>& bufs, 
     if (!g.defined()) continue;
     const bool first = !bufs[i].defined();
     if (first) bufs[i] = Tensor::zeros(p.shape(), DType::F16, p.device());
-    if (p.device() == hg::Device::CUDA) {
-      if (first) {
-        hg::copy_(bufs[i], g);
-      } else {
-        hg::mul_(bufs[i], momentum);
-        hg::add_(bufs[i], g);
-      }
-      hg::add_(p, bufs[i], -lr);
-      continue;
+    if (first) {
+      hg::copy_(bufs[i], g);
+    } else {
+      hg::mul_(bufs[i], momentum);
+      hg::add_(bufs[i], g);
     }
-    hg::half* pd = p.data<hg::half>();
-    hg::half* bd = bufs[i].data<hg::half>();
-    const hg::half* gd = g.data<hg::half>();
-    for (int64_t k = 0, n = p.numel(); k < n; ++k) {
-      const float gk = float(gd[k]);
-      const float b = first ? gk : f16(f16(momentum * float(bd[k])) + gk);
-      bd[k] = hg::half(b);
-      pd[k] = hg::half(float(pd[k]) - lr * b);
-    }
+    hg::add_(p, bufs[i], -lr);
   }
 }
 
