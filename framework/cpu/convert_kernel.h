@@ -17,7 +17,8 @@
 // BF16 -> F32 is a 16-bit shift everywhere (a bfloat16 is the top half of a float), plus
 // setting the quiet bit of a NaN. Every kernel gives the same bits as framework/dtype's
 // conversions for every input: tests/unit/test_convert_kernel.cpp runs each kernel the CPU
-// has over all 65,536 16-bit patterns and all 2^32 floats. Where an instruction differs from
+// has over all 65,536 16-bit patterns and 2^29 floats (every subnormal, inf and NaN; all 2^32
+// with HG_TEST_ALL_FLOATS=1). Where an instruction differs from
 // IEEE rounding, the kernel corrects it, and says so (vcvtneps2bf16 flushes subnormal inputs
 // to zero: convert_kernel.cpp, section 4).
 //

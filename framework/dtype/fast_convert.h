@@ -14,7 +14,8 @@
 // "The same rounding" means the same bits as convert_bits for every input: round to nearest,
 // ties to even; subnormals kept; ±0 keep their sign; too large becomes ±inf; a NaN keeps its
 // sign and top payload bits and comes out quiet. tests/unit/test_convert_kernel.cpp checks
-// all 65,536 16-bit patterns and all 2^32 floats (its "portable" kernel is these functions).
+// all 65,536 16-bit patterns and 2^29 floats, all 2^32 with HG_TEST_ALL_FLOATS=1 (its
+// "portable" kernel is these functions).
 //
 // One assumption, shared with all float arithmetic in halfgrad: the FPU rounds to nearest
 // (the default; nothing here changes it). The F16 subnormal case lets the FPU do its rounding.
