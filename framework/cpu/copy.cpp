@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "framework/cpu/convert_kernel.h"
 #include "framework/dtype/rounding.h"
 
 namespace hg::cpu {
@@ -46,41 +47,17 @@ void convert_block(const void* src, DType from, void* dst, DType to, int64_t n) 
     std::memcpy(dst, src, n * dtype_size(from));
     return;
   }
-  // F32 <-> F16: the array conversions of framework/dtype (F16C when the CPU has it; the
-  // same bits as the scalar path).
-  if (from == DType::F32 && to == DType::F16) {
-    float_to_half_bits_n(static_cast<const float*>(src), static_cast<uint16_t*>(dst), n);
-    return;
-  }
-  if (from == DType::F16 && to == DType::F32) {
-    half_bits_to_float_n(static_cast<const uint16_t*>(src), static_cast<float*>(dst), n);
-    return;
-  }
-  // F32 <-> BF16: BF16 is the top half of an F32, so both ways are integer bit operations
-  // the compiler vectorises. Same bits as framework/dtype's conversion (tested).
-  if (from == DType::F32 && to == DType::BF16) {
-    const uint32_t* s = static_cast<const uint32_t*>(src);
-    uint16_t* d = static_cast<uint16_t*>(dst);
-    for (int64_t i = 0; i < n; ++i) {
-      const uint32_t u = s[i];
-      const bool nan = (u & 0x7FFFFFFFu) > 0x7F800000u;
-      // round to nearest even on the 16 dropped bits: add 0x7FFF plus the lowest kept bit
-      const uint32_t rounded = (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
-      const uint32_t quiet = (u >> 16) | 0x0040u;  // NaN: keep sign and payload, set quiet bit
-      d[i] = static_cast<uint16_t>(nan ? quiet : rounded);
-    }
-    return;
-  }
-  if (from == DType::BF16 && to == DType::F32) {
-    const uint16_t* s = static_cast<const uint16_t*>(src);
-    uint32_t* d = static_cast<uint32_t*>(dst);
-    for (int64_t i = 0; i < n; ++i) {
-      const uint32_t u = static_cast<uint32_t>(s[i]) << 16;
-      const bool nan = (u & 0x7FFFFFFFu) > 0x7F800000u;
-      d[i] = nan ? (u | 0x00400000u) : u;  // exact; a NaN comes out quiet
-    }
-    return;
-  }
+  // F32 <-> F16 and F32 <-> BF16: the block kernels (convert_kernel.h: F16C or AVX-512 when
+  // the CPU has them), the same bits as framework/dtype's conversions.
+  const ConvertKernel& k = convert_kernel();
+  if (from == DType::F32 && to == DType::F16)
+    return k.f32_to_f16(static_cast<const float*>(src), static_cast<uint16_t*>(dst), n);
+  if (from == DType::F16 && to == DType::F32)
+    return k.f16_to_f32(static_cast<const uint16_t*>(src), static_cast<float*>(dst), n);
+  if (from == DType::F32 && to == DType::BF16)
+    return k.f32_to_bf16(static_cast<const float*>(src), static_cast<uint16_t*>(dst), n);
+  if (from == DType::BF16 && to == DType::F32)
+    return k.bf16_to_f32(static_cast<const uint16_t*>(src), static_cast<float*>(dst), n);
   visit_dtype(from, [&](auto src_tag) {
     using S = decltype(src_tag);
     visit_dtype(to, [&](auto dst_tag) {

@@ -39,10 +39,11 @@ template <class F> double deterministic_sum(int64_t n, F term) {
   return total;
 }
 
-// Loops over n elements of up to three inputs: out[i] = f(in0[i], ...). F32 and F64 run the
-// plain loop. F16/BF16 go block by block: widen a block of each input to F32 (F16C when the
-// CPU has it), apply f, round the block back — the same numbers as element by element,
-// without a software conversion per element.
+// Loops over n elements of up to three inputs: out[i] = f(in0[i], ...); out may be in0 (an
+// update in place). F32 and F64 run the plain loop. F16/BF16 go block by block: widen a block
+// of each input to F32 (convert_kernel.h: F16C or AVX-512 when the CPU has them), apply f,
+// round the block back — the same numbers as element by element, without a conversion call
+// per element.
 template <class T, size_t NIn, class F>
 void map_n(const T* const (&in)[NIn], T* out, int64_t n, F f) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {

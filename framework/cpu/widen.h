@@ -6,17 +6,17 @@
 // tensor core computes. They must be fast: gemm_f16/gemm_bf16 widen every packed element,
 // and with the scalar, format-generic conversion of framework/dtype that cost more than the
 // multiply-adds for the shapes a training step runs (tests/bench/bench_sgemm.cpp, 3rd table).
+// Both are the block kernels of convert_kernel.h (F16C or AVX-512 when the CPU has them):
+// the same bits as framework/dtype's conversions, a NaN included (it comes out quiet).
 #include <cstdint>
 
 namespace hg::cpu {
 
-// dst[i] = the F16 value src[i], i < n. With F16C (vcvtph2ps: 8 values per instruction,
-// tails included) when the CPU has it, else framework/dtype's conversion. Same bits.
+// dst[i] = the F16 value src[i], i < n.
 void widen_f16(const uint16_t* src, int64_t n, float* dst);
 
-// dst[i] = the BF16 value src[i]: a bfloat16 is the top half of a float, so widening is a
-// 16-bit shift (the compiler vectorises the loop). Unlike framework/dtype's conversion, a
-// signalling NaN is not quieted here — it becomes a NaN product in the GEMM either way.
+// dst[i] = the BF16 value src[i]: a bfloat16 is the top half of a float, so this is a
+// 16-bit shift.
 void widen_bf16(const uint16_t* src, int64_t n, float* dst);
 
 }  // namespace hg::cpu

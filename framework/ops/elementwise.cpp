@@ -345,11 +345,9 @@ void add_(Tensor& dst, const Tensor& src_in, double alpha) {
     using T = decltype(tag);
     using C = compute_t<T>;
     T* d = dst.data<T>();
-    const T* s = src.data<T>();
+    const T* in[2] = {d, src.data<T>()};
     const C a = static_cast<C>(alpha);
-    const int64_t n = dst.numel();
-#pragma omp parallel for if (n > cpu::kParallelMin)
-    for (int64_t i = 0; i < n; ++i) d[i] = store<T>(load(d[i]) + a * load(s[i]));
+    cpu::map_n<T, 2>(in, d, dst.numel(), [a](C x, C y) { return x + a * y; });  // in place
   });
 }
 
@@ -369,10 +367,9 @@ void mul_(Tensor& dst, double s) {
     using T = decltype(tag);
     using C = compute_t<T>;
     T* d = dst.data<T>();
+    const T* in[1] = {d};
     const C c = static_cast<C>(s);
-    const int64_t n = dst.numel();
-#pragma omp parallel for if (n > cpu::kParallelMin)
-    for (int64_t i = 0; i < n; ++i) d[i] = store<T>(load(d[i]) * c);
+    cpu::map_n<T, 1>(in, d, dst.numel(), [c](C x) { return x * c; });  // in place
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include "framework/amp/grad_scaler.h"
 #include "framework/amp/unscale.h"
+#include "framework/dtype/bfloat16.h"
 #include "framework/ops/elementwise.h"
 #include "framework/optim/adam.h"
 #include "framework/optim/sgd.h"
@@ -240,6 +241,27 @@ TEST_CASE("max_abs_grad: the largest finite |g| over every parameter, inf and Na
   set_scaled_grad(b, {kNaN, -9.5f}, 1.0f);
   CHECK(hg::amp::max_abs_grad({a, b, c}) == 9.5);
   CHECK(hg::amp::max_abs_grad({c}) == 0.0);
+}
+
+TEST_CASE("max_abs_grad: F16 and BF16 gradients, the largest finite values, -0 and subnormals") {
+  // The maximum is taken over the bits of |g| (finite floats order as their bits): the
+  // largest finite F32 wins over inf, -0 counts as 0, a subnormal is above 0.
+  Tensor w = Tensor::from_vector(std::vector<float>(3000, 0.0f), {3000});
+  std::vector<float> g(3000, -0.0f);
+  g[2999] = 0x1p-149f;  // the smallest subnormal, at the end of a long gradient
+  w.set_grad(Tensor::from_vector(g, {3000}));
+  CHECK(hg::amp::max_abs_grad({w}) == 0x1p-149);
+  g[17] = -3.4028235e38f;  // the largest finite F32
+  g[18] = -kInf;
+  w.set_grad(Tensor::from_vector(g, {3000}));
+  CHECK(hg::amp::max_abs_grad({w}) == double(3.4028235e38f));
+
+  Tensor h = Tensor::from_vector(std::vector<float>{0, 0, 0, 0}, {4}).to(DType::F16);
+  h.set_grad(Tensor::from_vector(std::vector<float>{-65504.0f, kInf, kNaN, 1.0f}, {4}).to(DType::F16));
+  Tensor b = Tensor::from_vector(std::vector<float>{0, 0}, {2}).to(DType::BF16);
+  b.set_grad(Tensor::from_vector(std::vector<float>{-1e30f, kNaN}, {2}).to(DType::BF16));
+  CHECK(hg::amp::max_abs_grad({h}) == 65504.0);
+  CHECK(hg::amp::max_abs_grad({h, b}) == double(float(hg::bfloat16(1e30f))));
 }
 
 TEST_CASE("a scale that backs off without end never turns a zero gradient into NaN weights") {
