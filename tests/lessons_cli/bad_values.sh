@@ -32,8 +32,8 @@ checked=0; failed=0
 while IFS='|' read -r chapters pattern args; do
   case "$chapters" in '#'*|'') continue ;; esac
   chapters=" $chapters "
-  case "$chapters" in *" all "*) chapters="$chapters 01 02 03 04 05 06 07 08 09 10 11 " ;; esac
-  case "$chapters" in *" train "*) chapters="$chapters 02 06 07 08 09 10 11 " ;; esac
+  case "$chapters" in *" all "*) chapters="$chapters 01 02 03 04 05 06 07 08 09 10 11 13 " ;; esac
+  case "$chapters" in *" train "*) chapters="$chapters 02 06 07 08 09 10 11 13 " ;; esac
   case "$chapters" in *" $nn "*) ;; *) continue ;; esac
   pattern=${pattern# }; pattern=${pattern% }
   eval "set -- $args"

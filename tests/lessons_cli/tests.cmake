@@ -16,7 +16,7 @@ target_link_libraries(test_train_cli PRIVATE halfgrad doctest::doctest hg_warnin
 target_compile_definitions(test_train_cli PRIVATE DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN)
 doctest_discover_tests(test_train_cli)
 
-foreach(nn 01 02 03 04 05 06 07 08 09 10 11)
+foreach(nn 01 02 03 04 05 06 07 08 09 10 11 13)
   if(TARGET lesson_${nn})
     add_test(NAME lesson_${nn}_refuses_bad_values
              COMMAND sh ${_hg_cli}/bad_values.sh $<TARGET_FILE_DIR:lesson_${nn}> ${nn})
