@@ -1,7 +1,7 @@
 #pragma once
 // GradScaler: dynamic loss scaling with PyTorch's semantics (torch.cuda.amp.GradScaler).
 //
-// Why: FP16 gradients below 2^-24 flush to zero. Multiplying the loss by S multiplies every
+// Why: FP16 rounds gradients of at most 2^-25 to zero (half its smallest subnormal). Multiplying the loss by S multiplies every
 // gradient by S (backward is linear in its seed), which lifts them into FP16's range; the
 // gradients are divided by S again before the optimizer uses them.
 //

@@ -5,7 +5,8 @@
 //   counts[i]       finite non-zero values with floor(log2|g|) = exp_min + i  (2^-40 .. 2^16)
 //   below / above   finite non-zero values outside that window
 //   zeros           exact zeros
-//   fp16_underflow  0 < |g| < 2^-24            FP16 flushes these to zero
+//   fp16_underflow  0 < |g| < 2^-24            below FP16's smallest subnormal: rounded to 0
+//                                              (at most 2^-25) or up to 2^-24
 //   fp16_subnormal  2^-24 <= |g| < 2^-14       FP16 keeps them with fewer than 11 bits
 //   fp16_overflow   finite |g| > 65504         FP16 turns these into inf
 //   inf, nan
