@@ -353,6 +353,17 @@ bool parse_event_line(const std::string& line, RunData& d, std::string* why) {
     if (!read_memory(f, step, m, device)) return fail(f.why());
     d.held_bytes += sizeof m;
     replaced(add_in_step_order(d.memory[device], m).size(), sizeof m);
+  } else if (type == "fp8_scale") {
+    // Chapter 14's FP8 casts (docs/run-log.md). No panel draws them yet: the line is checked
+    // and counted as an event of a known type, and nothing is kept.
+    std::string tensor, format;
+    double amax = 0, scale = 0;
+    f.name("tensor", tensor);
+    f.name("format", format);
+    if (f.ok() && format != "E4M3" && format != "E5M2") f.fail("format", "expected E4M3 or E5M2");
+    f.number("amax", 0.0, std::numeric_limits<double>::max(), amax, Need::Required, /*nonfinite=*/true);
+    f.number("scale", 0.0, std::numeric_limits<double>::max(), scale, Need::Required, /*nonfinite=*/true);
+    if (!f.ok()) return fail(f.why());
   } else if (type == "note") {
     Note n{step, ""};
     f.text("text", n.text, kMaxNoteBytes);

@@ -229,6 +229,20 @@ TEST_CASE("unknown event types are counted, not failed") {
   CHECK(r.data().notes.size() == 1);  // unknown keys inside a known type are ignored
 }
 
+TEST_CASE("chapter 14's fp8_scale events are a known type, checked, and never drawn") {
+  TempDir d("fp8");
+  write(d.path / "events.jsonl",
+        R"({"type":"fp8_scale","step":1,"tensor":"fc1.x","format":"E4M3","amax":3.5,"scale":128,"scale_max":128,"history_amax":3.5,"underflow":0,"saturated":0})" "\n"
+        R"({"type":"fp8_scale","step":2,"tensor":"fc1.dy","format":"E5M2","amax":"inf","scale":1,"scale_max":1,"history_amax":"inf","underflow":0,"saturated":3})" "\n"
+        R"({"type":"fp8_scale","step":3,"tensor":"fc1.w","format":"E3M4","amax":1,"scale":1})" "\n"
+        R"({"type":"fp8_scale","step":4,"tensor":"fc1.w","format":"E4M3","amax":-1,"scale":1})" "\n");
+  RunReader r(d.str());
+  r.poll();
+  CHECK(r.data().unknown_types == 0);
+  CHECK(r.data().events == 2);
+  CHECK(r.data().corrupt_lines == 2);  // a format that is not FP8; a negative amax
+}
+
 TEST_CASE("an empty events file, and a folder with neither file") {
   TempDir d("empty");
   write(d.path / "run.json", kRunJson);
