@@ -9,11 +9,9 @@
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/elementwise.h"
+#include "framework/cuda/pool.h"
+#include "framework/cuda/reduce.h"
 #include "framework/ops/check.h"
-
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
 
 namespace hg {
 
@@ -49,16 +47,12 @@ Tensor max_pool2d(const Tensor& x_in, int64_t kernel, int64_t stride, int64_t pa
   switch (x_in.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA: {
-#if HG_WITH_CUDA
       std::shared_ptr<Storage> argmax;  // on the GPU, kept for the backward
       Tensor y = cuda::max_pool2d(x_in.contiguous(), s.K, s.S, s.P, argmax);
       Shape xs = x_in.shape();
       return record("max_pool2d", y, {x_in}, [argmax, s, xs](const Tensor& dy, const NeedsGrad&) {
         return std::vector<Tensor>{cuda::max_pool2d_backward(dy, *argmax, xs, s.K, s.S, s.P)};
       });
-#else
-      no_cuda_build("max_pool2d");
-#endif
     }
   }
   Tensor x = x_in.contiguous();
@@ -151,15 +145,11 @@ Tensor avg_pool2d(const Tensor& x_in, int64_t kernel, int64_t stride, int64_t pa
   switch (x_in.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA: {
-#if HG_WITH_CUDA
       Tensor y = cuda::avg_pool2d(x_in.contiguous(), s.K, s.S, s.P);
       Shape xs = x_in.shape();
       return record("avg_pool2d", y, {x_in}, [s, xs](const Tensor& dy, const NeedsGrad&) {
         return std::vector<Tensor>{cuda::avg_pool2d_backward(dy, xs, s.K, s.S, s.P)};
       });
-#else
-      no_cuda_build("avg_pool2d");
-#endif
     }
   }
   Tensor x = x_in.contiguous();
@@ -232,16 +222,12 @@ Tensor global_avg_pool2d(const Tensor& x_in) {
   switch (x.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA: {
-#if HG_WITH_CUDA
       // a mean over the last dim of x seen as (N, C, H·W): the reduction kernels
       Tensor y = cuda::sum_dim("global_avg_pool2d", x.detach().reshape({N, C, HW}), 2, false, 1.0 / HW);
       Shape xs = x.shape();
       return record("global_avg_pool2d", y, {x_in}, [xs, N, C, HW](const Tensor& dy, const NeedsGrad&) {
         return std::vector<Tensor>{cuda::sum_backward(dy, {N, C, HW}, 2, 1.0 / HW).reshape(xs)};
       });
-#else
-      no_cuda_build("global_avg_pool2d");
-#endif
     }
   }
   Tensor y = Tensor::empty({N, C}, x.dtype());

@@ -7,9 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#if HG_WITH_CUDA
-#include "cuda/runtime/memory.h"
-#endif
+#include "cuda/runtime/memory.h"  // a build without CUDA: framework/cuda/no_cuda.cpp
 
 namespace hg {
 
@@ -18,9 +16,7 @@ Storage::~Storage() {
   if (device == Device::CPU) {
     std::free(data);
   } else {
-#if HG_WITH_CUDA
     hg::cuda::device_free(data);
-#endif
   }
 }
 
@@ -54,9 +50,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t bytes, Device device) {
       throw std::runtime_error("out of host memory allocating " + std::to_string(bytes) + " bytes");
   } else {
     require_cuda();
-#if HG_WITH_CUDA
     s->data = hg::cuda::device_malloc(bytes == 0 ? 1 : bytes);
-#endif
   }
   return s;
 }

@@ -18,6 +18,7 @@
 #include "framework/cpu/im2col.h"
 
 using namespace hg::cuda;
+using hg::ConvGeometry;
 
 namespace {
 
@@ -28,8 +29,8 @@ ConvGeometry geometry(const Case& c) {
   g.C = c.C; g.H = c.H; g.W = c.W; g.KH = g.KW = c.K; g.stride_h = g.stride_w = c.stride; g.pad_h = g.pad_w = c.pad;
   return g;
 }
-hg::cpu::ConvGeometry cpu_geometry(const Case& c) {
-  hg::cpu::ConvGeometry g;
+hg::ConvGeometry cpu_geometry(const Case& c) {
+  hg::ConvGeometry g;
   g.C = c.C; g.H = c.H; g.W = c.W; g.KH = g.KW = c.K; g.stride_h = g.stride_w = c.stride; g.pad_h = g.pad_w = c.pad;
   return g;
 }
