@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "framework/autograd/node.h"
+#include "framework/cpu/conv_geometry.h"
 #include "framework/cpu/elementwise.h"
 #include "framework/cuda/pool.h"
 #include "framework/cuda/reduce.h"
@@ -35,8 +36,9 @@ PoolShape pool_shape(const char* op, const Tensor& x, int64_t kernel, int64_t st
   if (s.H + 2 * pad < kernel || s.W + 2 * pad < kernel)
     op_error(op, fmt::format("kernel {} is larger than the padded input {}x{} (x {})", kernel,
                              s.H + 2 * pad, s.W + 2 * pad, shape_str(x.shape())));
-  s.OH = (s.H + 2 * pad - kernel) / stride + 1;
-  s.OW = (s.W + 2 * pad - kernel) / stride + 1;
+  const ConvGeometry g = ConvGeometry::of(s.C, s.H, s.W, kernel, kernel, stride, pad);  // the window's OH, OW
+  s.OH = g.out_h();
+  s.OW = g.out_w();
   return s;
 }
 

@@ -96,10 +96,7 @@ void test_cross_entropy(hg::test::Checker& t) {
 void test_im2col(hg::test::Checker& t) {
   struct G { int64_t N, C, H, W, K, s, p; };
   for (G c : {G{1, 3, 9, 8, 3, 1, 1}, G{3, 2, 11, 11, 5, 2, 2}, G{5, 4, 6, 7, 2, 2, 0}}) {
-    ConvGeometry g;
-    g.C = c.C; g.H = c.H; g.W = c.W; g.KH = g.KW = c.K; g.stride_h = g.stride_w = c.s; g.pad_h = g.pad_w = c.p;
-    hg::ConvGeometry cg;
-    cg.C = c.C; cg.H = c.H; cg.W = c.W; cg.KH = cg.KW = c.K; cg.stride_h = cg.stride_w = c.s; cg.pad_h = cg.pad_w = c.p;
+    const ConvGeometry g = ConvGeometry::of(c.C, c.H, c.W, c.K, c.K, c.s, c.p);  // the CPU's and the GPU's
     const int64_t P = g.positions(), CKK = g.patch(), NP = c.N * P, image = c.C * c.H * c.W;
     const std::string shape = " N" + std::to_string(c.N) + " C" + std::to_string(c.C) + " " + std::to_string(c.H) +
                               "x" + std::to_string(c.W) + " k" + std::to_string(c.K) + " s" + std::to_string(c.s) +
@@ -110,13 +107,13 @@ void test_im2col(hg::test::Checker& t) {
       Typed dx(dt, xr), cols(dt, std::vector<float>(CKK * NP, 0.0f));
       launch_im2col(dt, dx.ptr(), c.N, g, cols.ptr());
       std::vector<float> want(CKK * NP, 0.0f);
-      for (int64_t n = 0; n < c.N; ++n) hg::cpu::im2col(xr.data() + n * image, cg, want.data() + n * P, NP);
+      for (int64_t n = 0; n < c.N; ++n) hg::cpu::im2col(xr.data() + n * image, g, want.data() + n * P, NP);
       t.exact(tag("im2col" + shape, dt), cols.to_host(), want, size_t(NP));  // a pure copy: bit-exact
     }
     // col2im of random columns vs the CPU's col2im (sums of up to K*K terms: F32 tolerance)
     const auto cols_v = uniform(CKK * NP, -1, 1, 6);
     std::vector<float> want_x(c.N * image);
-    for (int64_t n = 0; n < c.N; ++n) hg::cpu::col2im(cols_v.data() + n * P, cg, NP, want_x.data() + n * image);
+    for (int64_t n = 0; n < c.N; ++n) hg::cpu::col2im(cols_v.data() + n * P, g, NP, want_x.data() + n * image);
     Typed dcols(DType::F32, cols_v), dxo(DType::F32, c.N * image);
     launch_col2im(DType::F32, dcols.ptr(), c.N, g, dxo.ptr());
     t.close("col2im" + shape + " F32", dxo.to_host(), want_x, 1e-6, 1e-6);
