@@ -7,7 +7,7 @@
 #include "cuda/gemm/layout.h"
 #include "cuda/gemm/matmul.h"
 #include "cuda/gemm/wmma_format.cuh"
-#include "cuda/ops/optim.h"
+#include "cuda/ops/elementwise.h"  // launch_cast
 #include "cuda/ops/transpose.h"
 #include "cuda/runtime/check.h"
 #include "cuda/runtime/device.h"
@@ -43,10 +43,10 @@ void cublas_gemm(bool ta, bool tb, int M, int N, int K, const void* A, const voi
 // A row-major (rows, cols) operand X, transposed into a temporary when asked: X is pointed at
 // the temporary, which the returned DeviceTemp owns (freed at the caller's closing brace).
 template <class T>
-DeviceTemp untranspose(const T*& X, bool trans, int rows, int cols, Dtype dt) {
+DeviceTemp untranspose(const T*& X, bool trans, int rows, int cols, DType dt) {
   if (!trans) return DeviceTemp();
   DeviceTemp t(size_t(rows) * cols * sizeof(T));
-  transpose(dt, X, cols, rows, t.get());  // stored (cols, rows) -> (rows, cols)
+  launch_transpose(dt, X, cols, rows, t.get());  // stored (cols, rows) -> (rows, cols)
   X = t.as<const T>();
   return t;
 }
@@ -54,7 +54,7 @@ DeviceTemp untranspose(const T*& X, bool trans, int rows, int cols, Dtype dt) {
 // rung(M, N, K, A, B, C) on untransposed operands, in row slabs that each fit one launch's
 // grid. Every rung matmul uses has 128-row block tiles.
 template <class T, class Rung>
-void ladder_gemm(bool ta, bool tb, int M, int N, int K, const T* A, const T* B, float* C, Dtype dt, Rung rung) {
+void ladder_gemm(bool ta, bool tb, int M, int N, int K, const T* A, const T* B, float* C, DType dt, Rung rung) {
   static_assert(gemm::Rung04::BM == 128 && gemm::WmmaTiles<2>::BM == 128, "slab height assumes 128-row tiles");
   DeviceTemp ta_tmp = untranspose(A, ta, M, K, dt);
   DeviceTemp tb_tmp = untranspose(B, tb, K, N, dt);
@@ -79,7 +79,7 @@ const char* gemm_backend_name(GemmBackend backend) { return backend == GemmBacke
 void set_allow_tf32(bool allow) { g_allow_tf32 = allow; }
 bool allow_tf32() { return g_allow_tf32; }
 
-void matmul_f32(bool ta, bool tb, int M, int N, int K, const float* A, const float* B, float* C) {
+void launch_matmul_f32(bool ta, bool tb, int M, int N, int K, const float* A, const float* B, float* C) {
   bool tf32 = g_allow_tf32;
   if (tf32 && !gemm::has_tensor_cores<float>()) {
     static std::once_flag once;
@@ -90,21 +90,21 @@ void matmul_f32(bool ta, bool tb, int M, int N, int K, const float* A, const flo
     cublas_gemm(ta, tb, M, N, K, A, B, CUDA_R_32F, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, C);
     return;
   }
-  if (tf32) ladder_gemm(ta, tb, M, N, K, A, B, C, Dtype::F32, gemm::gemm_08_wmma_cp_async_double_buffered<float>);
-  else ladder_gemm(ta, tb, M, N, K, A, B, C, Dtype::F32, gemm::gemm_04_register_blocked);
+  if (tf32) ladder_gemm(ta, tb, M, N, K, A, B, C, DType::F32, gemm::gemm_08_wmma_cp_async_double_buffered<float>);
+  else ladder_gemm(ta, tb, M, N, K, A, B, C, DType::F32, gemm::gemm_04_register_blocked);
 }
 
-void matmul_f16(bool ta, bool tb, int M, int N, int K, const __half* A, const __half* B, float* C) {
+void launch_matmul_f16(bool ta, bool tb, int M, int N, int K, const __half* A, const __half* B, float* C) {
   if (g_backend == GemmBackend::Cublas) {
     cublas_gemm(ta, tb, M, N, K, A, B, CUDA_R_16F, CUBLAS_COMPUTE_32F, C);
     return;
   }
   static const bool has_cp_async = device_info(0).cp_async();
-  if (has_cp_async) ladder_gemm(ta, tb, M, N, K, A, B, C, Dtype::F16, gemm::gemm_08_wmma_cp_async_double_buffered<__half>);
-  else ladder_gemm(ta, tb, M, N, K, A, B, C, Dtype::F16, gemm::gemm_07_wmma_skewed<__half>);
+  if (has_cp_async) ladder_gemm(ta, tb, M, N, K, A, B, C, DType::F16, gemm::gemm_08_wmma_cp_async_double_buffered<__half>);
+  else ladder_gemm(ta, tb, M, N, K, A, B, C, DType::F16, gemm::gemm_07_wmma_skewed<__half>);
 }
 
-void matmul_bf16(bool ta, bool tb, int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
+void launch_matmul_bf16(bool ta, bool tb, int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, float* C) {
   if (!gemm::has_tensor_cores<__nv_bfloat16>()) {
     // Widen to F32 (exact) and multiply in true F32: every BF16 product is exact in F32, so
     // these are the numbers of a BF16 tensor core, summed in another order.
@@ -112,17 +112,17 @@ void matmul_bf16(bool ta, bool tb, int M, int N, int K, const __nv_bfloat16* A, 
     note_once(once, "note: BF16 tensor cores need sm_80 or newer; BF16 matmuls on this GPU run in F32 (same values, slower)");
     const size_t a_n = size_t(M) * K, b_n = size_t(K) * N;
     DeviceTemp a32(a_n * sizeof(float)), b32(b_n * sizeof(float));
-    cast(Dtype::BF16, A, Dtype::F32, a32.get(), int64_t(a_n));
-    cast(Dtype::BF16, B, Dtype::F32, b32.get(), int64_t(b_n));
+    launch_cast(DType::BF16, A, DType::F32, a32.get(), int64_t(a_n));
+    launch_cast(DType::BF16, B, DType::F32, b32.get(), int64_t(b_n));
     // (true F32 even when TF32 is allowed: a GPU without BF16 tensor cores has no TF32 ones)
-    matmul_f32(ta, tb, M, N, K, a32.as<const float>(), b32.as<const float>(), C);
+    launch_matmul_f32(ta, tb, M, N, K, a32.as<const float>(), b32.as<const float>(), C);
     return;
   }
   if (g_backend == GemmBackend::Cublas) {
     cublas_gemm(ta, tb, M, N, K, A, B, CUDA_R_16BF, CUBLAS_COMPUTE_32F, C);
     return;
   }
-  ladder_gemm(ta, tb, M, N, K, A, B, C, Dtype::BF16, gemm::gemm_08_wmma_cp_async_double_buffered<__nv_bfloat16>);
+  ladder_gemm(ta, tb, M, N, K, A, B, C, DType::BF16, gemm::gemm_08_wmma_cp_async_double_buffered<__nv_bfloat16>);
 }
 
 }  // namespace hg::cuda

@@ -22,23 +22,13 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "cuda/gemm/backend.h"  // which GEMM (ladder / cuBLAS), TF32 on or off
+
 namespace hg::cuda {
 
-enum class GemmBackend { Ladder, Cublas };
-void set_gemm_backend(GemmBackend backend);   // default: Ladder
-GemmBackend gemm_backend();
-const char* gemm_backend_name(GemmBackend backend);  // "ladder" / "cublas"
-
-// TF32 for F32 matmuls and convolutions, process-wide, off by default: PyTorch's
-// torch.backends.cuda.matmul.allow_tf32. With it on, F32 operands are rounded to TF32 (10
-// mantissa bits, ties away from zero, as the hardware's cvt.rna.tf32.f32) and multiplied on
-// the tensor cores with F32 accumulation: about 3 decimal digits per operand instead of 7.
-void set_allow_tf32(bool allow);
-bool allow_tf32();
-
-void matmul_f32(bool trans_a, bool trans_b, int M, int N, int K, const float* A, const float* B, float* C);
-void matmul_f16(bool trans_a, bool trans_b, int M, int N, int K, const __half* A, const __half* B, float* C);
-void matmul_bf16(bool trans_a, bool trans_b, int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B,
-                 float* C);
+void launch_matmul_f32(bool trans_a, bool trans_b, int M, int N, int K, const float* A, const float* B, float* C);
+void launch_matmul_f16(bool trans_a, bool trans_b, int M, int N, int K, const __half* A, const __half* B, float* C);
+void launch_matmul_bf16(bool trans_a, bool trans_b, int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B,
+                        float* C);
 
 }  // namespace hg::cuda

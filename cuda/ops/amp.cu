@@ -35,19 +35,19 @@ __global__ void max_abs_finite_kernel(const T* x, int64_t n, float* max_abs) {
   if (threadIdx.x % 32 == 0) atomicMax(reinterpret_cast<int*>(max_abs), __float_as_int(m));
 }
 
-void unscale_and_check(Dtype dt, void* grad, int64_t n, float inv_scale, int* found_inf) {
+void launch_unscale_and_check(DType dt, void* grad, int64_t n, float inv_scale, int* found_inf) {
   if (n == 0) return;
   HG_DISPATCH(dt, T, unscale_and_check_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<T*>(grad), n, inv_scale, found_inf));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void check_finite(Dtype dt, const void* x, int64_t n, int* found_inf) {
+void launch_check_finite(DType dt, const void* x, int64_t n, int* found_inf) {
   if (n == 0) return;
   HG_DISPATCH(dt, T, check_finite_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(x), n, found_inf));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void max_abs_finite(Dtype dt, const void* x, int64_t n, float* max_abs) {
+void launch_max_abs_finite(DType dt, const void* x, int64_t n, float* max_abs) {
   if (n == 0) return;
   HG_DISPATCH(dt, T, max_abs_finite_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(x), n, max_abs));
   HG_CUDA_CHECK(cudaGetLastError());

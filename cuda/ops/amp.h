@@ -12,14 +12,14 @@ namespace hg::cuda {
 
 // g <- g · inv_scale (F32 math, rounded once to g's type); *found_inf = 1 when any element
 // was inf or NaN before the multiply.
-void unscale_and_check(Dtype dt, void* grad, int64_t n, float inv_scale, int* found_inf);
+void launch_unscale_and_check(DType dt, void* grad, int64_t n, float inv_scale, int* found_inf);
 
 // *found_inf = 1 when any element of x is inf or NaN; x is not changed.
-void check_finite(Dtype dt, const void* x, int64_t n, int* found_inf);
+void launch_check_finite(DType dt, const void* x, int64_t n, int* found_inf);
 
 // *max_abs = max(*max_abs, the largest finite |x_i|): the bits of a float ≥ 0 order like
 // the bits of an int, so an integer atomicMax does it. `max_abs` is one float on the device
 // that the caller sets to 0 first.
-void max_abs_finite(Dtype dt, const void* x, int64_t n, float* max_abs);
+void launch_max_abs_finite(DType dt, const void* x, int64_t n, float* max_abs);
 
 }  // namespace hg::cuda

@@ -129,9 +129,9 @@ namespace {
 dim3 bn_grid(int64_t C, int64_t S) { return dim3(unsigned(C), unsigned(S)); }
 }  // namespace
 
-void batch_norm_forward_train(const float* x, const float* gamma, const float* beta, int64_t N, int64_t C, int64_t HW,
-                              float eps, float momentum, float* running_mean, float* running_var, float* y,
-                              float* save_mean, float* save_invstd) {
+void launch_batch_norm_forward_train(const float* x, const float* gamma, const float* beta, int64_t N, int64_t C, int64_t HW,
+                                     float eps, float momentum, float* running_mean, float* running_var, float* y,
+                                     float* save_mean, float* save_invstd) {
   if (C == 0) return;
   const int64_t M = N * HW, S = bn_slices(C, M);
   DeviceTemp sums(size_t(C * S) * sizeof(float)), sqs(size_t(C * S) * sizeof(float));  // (C, S) partials
@@ -143,23 +143,23 @@ void batch_norm_forward_train(const float* x, const float* gamma, const float* b
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void batch_norm_forward_eval(const float* x, const float* gamma, const float* beta, const float* running_mean,
-                             const float* running_var, int64_t N, int64_t C, int64_t HW, float eps, float* y) {
+void launch_batch_norm_forward_eval(const float* x, const float* gamma, const float* beta, const float* running_mean,
+                                    const float* running_var, int64_t N, int64_t C, int64_t HW, float eps, float* y) {
   const int64_t n = N * C * HW;
   if (n == 0) return;
   bn_forward_eval_kernel<<<launch_1d(n), kThreads>>>(x, gamma, beta, running_mean, running_var, N, C, HW, eps, y);
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void batch_norm_invstd(const float* running_var, int64_t C, double eps, float* invstd) {
+void launch_batch_norm_invstd(const float* running_var, int64_t C, double eps, float* invstd) {
   if (C == 0) return;
   bn_invstd_kernel<<<launch_1d(C), kThreads>>>(running_var, C, eps, invstd);
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void batch_norm_backward(const float* dy, const float* x, const float* gamma, const float* save_mean,
-                         const float* save_invstd, int64_t N, int64_t C, int64_t HW, float* dx, float* dgamma,
-                         float* dbeta) {
+void launch_batch_norm_backward(const float* dy, const float* x, const float* gamma, const float* save_mean,
+                                const float* save_invstd, int64_t N, int64_t C, int64_t HW, float* dx, float* dgamma,
+                                float* dbeta) {
   if (C == 0) return;
   const int64_t M = N * HW, S = bn_slices(C, M);
   DeviceTemp p_dy(size_t(C * S) * sizeof(float)), p_dyx(size_t(C * S) * sizeof(float));

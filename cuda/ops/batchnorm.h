@@ -44,17 +44,17 @@ HG_HD void bn_slice_range(int64_t s, int64_t S, int64_t M, int64_t& first, int64
 }
 
 // save_mean, save_invstd (C): what the backward needs. running_* may be nullptr (not tracked).
-void batch_norm_forward_train(const float* x, const float* gamma, const float* beta, int64_t N, int64_t C, int64_t HW,
-                              float eps, float momentum, float* running_mean, float* running_var, float* y,
-                              float* save_mean, float* save_invstd);
-void batch_norm_forward_eval(const float* x, const float* gamma, const float* beta, const float* running_mean,
-                             const float* running_var, int64_t N, int64_t C, int64_t HW, float eps, float* y);
+void launch_batch_norm_forward_train(const float* x, const float* gamma, const float* beta, int64_t N, int64_t C, int64_t HW,
+                                     float eps, float momentum, float* running_mean, float* running_var, float* y,
+                                     float* save_mean, float* save_invstd);
+void launch_batch_norm_forward_eval(const float* x, const float* gamma, const float* beta, const float* running_mean,
+                                    const float* running_var, int64_t N, int64_t C, int64_t HW, float eps, float* y);
 // invstd (C) = 1/√(running_var + eps), computed in double as the CPU does: what the eval-mode
 // backward needs, made on the GPU (no copy of running_var to the host on every call).
-void batch_norm_invstd(const float* running_var, int64_t C, double eps, float* invstd);
+void launch_batch_norm_invstd(const float* running_var, int64_t C, double eps, float* invstd);
 // dgamma, dbeta (C) are overwritten.
-void batch_norm_backward(const float* dy, const float* x, const float* gamma, const float* save_mean,
-                         const float* save_invstd, int64_t N, int64_t C, int64_t HW, float* dx, float* dgamma,
-                         float* dbeta);
+void launch_batch_norm_backward(const float* dy, const float* x, const float* gamma, const float* save_mean,
+                                const float* save_invstd, int64_t N, int64_t C, int64_t HW, float* dx, float* dgamma,
+                                float* dbeta);
 
 }  // namespace hg::cuda

@@ -118,56 +118,56 @@ __global__ void avg_pool_backward_kernel(const float* dy, int64_t N, ConvGeometr
   }
 }
 
-void im2col(Dtype dt, const void* x, int64_t N, const ConvGeometry& g, void* cols) {
+void launch_im2col(DType dt, const void* x, int64_t N, const ConvGeometry& g, void* cols) {
   const int64_t n = g.patch() * N * g.positions();
   if (n <= 0) return;
   HG_DISPATCH(dt, T, im2col_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(x), N, g, static_cast<T*>(cols)));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void col2im(Dtype dt, const void* cols, int64_t N, const ConvGeometry& g, void* x) {
+void launch_col2im(DType dt, const void* cols, int64_t N, const ConvGeometry& g, void* x) {
   const int64_t n = N * g.C * g.H * g.W;
   if (n <= 0) return;
   HG_DISPATCH(dt, T, col2im_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(cols), N, g, static_cast<T*>(x)));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void swap01(Dtype dt, const void* x, int64_t A, int64_t B, int64_t C, void* y) {
+void launch_swap01(DType dt, const void* x, int64_t A, int64_t B, int64_t C, void* y) {
   const int64_t n = A * B * C;
   if (n <= 0) return;
   HG_DISPATCH(dt, T, swap01_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(x), A, B, C, static_cast<T*>(y)));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void conv_output(const float* acc, const float* bias, int64_t N, int64_t F, int64_t P, Dtype dt, void* y) {
+void launch_conv_output(const float* acc, const float* bias, int64_t N, int64_t F, int64_t P, DType dt, void* y) {
   const int64_t n = N * F * P;
   if (n <= 0) return;
   HG_DISPATCH(dt, T, conv_output_kernel<T><<<launch_1d(n), kThreads>>>(acc, bias, N, F, P, static_cast<T*>(y)));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void max_pool2d_forward(const float* x, int64_t N, const ConvGeometry& g, float* y, int32_t* argmax) {
+void launch_max_pool2d_forward(const float* x, int64_t N, const ConvGeometry& g, float* y, int32_t* argmax) {
   const int64_t n = N * g.C * g.positions();
   if (n <= 0) return;
   max_pool_forward_kernel<<<launch_1d(n), kThreads>>>(x, N, g, y, argmax);
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void max_pool2d_backward(const float* dy, const int32_t* argmax, int64_t N, const ConvGeometry& g, float* dx) {
+void launch_max_pool2d_backward(const float* dy, const int32_t* argmax, int64_t N, const ConvGeometry& g, float* dx) {
   const int64_t n = N * g.C * g.H * g.W;
   if (n <= 0) return;
   max_pool_backward_kernel<<<launch_1d(n), kThreads>>>(dy, argmax, N, g, dx);
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void avg_pool2d_forward(const float* x, int64_t N, const ConvGeometry& g, float* y) {
+void launch_avg_pool2d_forward(const float* x, int64_t N, const ConvGeometry& g, float* y) {
   const int64_t n = N * g.C * g.positions();
   if (n <= 0) return;
   avg_pool_forward_kernel<<<launch_1d(n), kThreads>>>(x, N, g, y);
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void avg_pool2d_backward(const float* dy, int64_t N, const ConvGeometry& g, float* dx) {
+void launch_avg_pool2d_backward(const float* dy, int64_t N, const ConvGeometry& g, float* dx) {
   const int64_t n = N * g.C * g.H * g.W;
   if (n <= 0) return;
   avg_pool_backward_kernel<<<launch_1d(n), kThreads>>>(dy, N, g, dx);

@@ -15,20 +15,20 @@
 namespace hg::cuda {
 
 // x: N images (N, C, H, W); cols: (CKK, N·P), overwritten.
-void im2col(Dtype dt, const void* x, int64_t N, const ConvGeometry& g, void* cols);
+void launch_im2col(DType dt, const void* x, int64_t N, const ConvGeometry& g, void* cols);
 // The adjoint: x (N, C, H, W) is OVERWRITTEN with the sum of the column entries copied from each pixel.
-void col2im(Dtype dt, const void* cols, int64_t N, const ConvGeometry& g, void* x);
+void launch_col2im(DType dt, const void* cols, int64_t N, const ConvGeometry& g, void* x);
 // y (A, B, C) = x (B, A, C) with the first two axes swapped (dy (N, F, P) -> dY' (F, N, P)).
-void swap01(Dtype dt, const void* x, int64_t A, int64_t B, int64_t C, void* y);
+void launch_swap01(DType dt, const void* x, int64_t A, int64_t B, int64_t C, void* y);
 // y (N, F, P), dtype dt = acc (F, N, P) swapped, + bias[f] when bias is not null; F32 math,
 // one rounding to dt. The end of the forward: the GEMM's F32 result becomes the output.
-void conv_output(const float* acc, const float* bias, int64_t N, int64_t F, int64_t P, Dtype dt, void* y);
+void launch_conv_output(const float* acc, const float* bias, int64_t N, int64_t F, int64_t P, DType dt, void* y);
 
 // x (N, C, H, W) -> y (N, C, OH, OW); argmax (N, C, OH, OW) = h·W + w of the max (−1: all padding).
-void max_pool2d_forward(const float* x, int64_t N, const ConvGeometry& g, float* y, int32_t* argmax);
-void max_pool2d_backward(const float* dy, const int32_t* argmax, int64_t N, const ConvGeometry& g, float* dx);
-void avg_pool2d_forward(const float* x, int64_t N, const ConvGeometry& g, float* y);
-void avg_pool2d_backward(const float* dy, int64_t N, const ConvGeometry& g, float* dx);
+void launch_max_pool2d_forward(const float* x, int64_t N, const ConvGeometry& g, float* y, int32_t* argmax);
+void launch_max_pool2d_backward(const float* dy, const int32_t* argmax, int64_t N, const ConvGeometry& g, float* dx);
+void launch_avg_pool2d_forward(const float* x, int64_t N, const ConvGeometry& g, float* y);
+void launch_avg_pool2d_backward(const float* dy, int64_t N, const ConvGeometry& g, float* dx);
 // (g.C is the channel count; KH, KW, stride and pad describe the window. For global average
 // pooling use reduce.h: sum_dim over (N·C, H·W, 1) with scale 1/(H·W).)
 

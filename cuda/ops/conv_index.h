@@ -13,21 +13,11 @@
 //   Y' (F, N·P) = W (F, CKK) · cols          Y' is y (N, F, P) with its first two axes swapped
 //   dW (F, CKK) = dY' · colsᵀ,   dcols (CKK, N·P) = Wᵀ · dY',   dY' = dy (N, F, P) swapped
 #include "cuda/runtime/hd.h"
+#include "framework/cpu/conv_geometry.h"  // ConvGeometry: the CPU's struct, HG_HD members
 
 #include <cstdint>
 
 namespace hg::cuda {
-
-struct ConvGeometry {
-  int64_t C = 1, H = 1, W = 1;  // one input image (C, H, W)
-  int64_t KH = 1, KW = 1;       // window (kernel) size
-  int64_t stride_h = 1, stride_w = 1;
-  int64_t pad_h = 0, pad_w = 0;
-  HG_HD int64_t out_h() const { return (H + 2 * pad_h - KH) / stride_h + 1; }
-  HG_HD int64_t out_w() const { return (W + 2 * pad_w - KW) / stride_w + 1; }
-  HG_HD int64_t positions() const { return out_h() * out_w(); }  // P
-  HG_HD int64_t patch() const { return C * KH * KW; }             // CKK
-};
 
 // The input pixel that cols[r][q] copies. Returns false for padding (the entry is 0).
 HG_HD bool im2col_source(const ConvGeometry& g, int64_t r, int64_t q, int64_t& c, int64_t& h, int64_t& w) {

@@ -1,19 +1,17 @@
 #pragma once
-// The storage types the CUDA ops read and write. The math inside every kernel is F32: a
-// kernel loads F16/BF16, computes in F32 and rounds the result back once (RNE), which is what
-// the CPU engine does too, so the two agree up to the order of summations.
+// The storage types the CUDA ops read and write are the engine's own hg::DType
+// (framework/tensor/dtype.h): F32, F16 and BF16. There are no F64 kernels (the framework
+// refuses F64 on the GPU before any launch; HG_DISPATCH throws if one gets through). The math
+// inside every kernel is F32: a kernel loads F16/BF16, computes in F32 and rounds the result
+// back once (RNE), which is what the CPU engine does too, so the two agree up to the order of
+// summations.
 //
-// Plain C++ (no CUDA headers): the framework maps its hg::DType onto this with a switch.
-// Buffers are passed as void* with a Dtype beside them; functions that only exist in F32
-// take float*.
-#include <cstddef>
-#include <cstdint>
+// Buffers are passed as void* with a DType beside them; functions that only exist in F32
+// take float*. dtype_size and dtype_name come with the enum.
+#include "framework/tensor/dtype.h"
 
 namespace hg::cuda {
 
-enum class Dtype { F32, F16, BF16 };
-
-inline size_t dtype_bytes(Dtype t) { return t == Dtype::F32 ? 4 : 2; }
-inline const char* dtype_label(Dtype t) { return t == Dtype::F32 ? "F32" : t == Dtype::F16 ? "F16" : "BF16"; }
+using hg::DType;  // so that code `using namespace hg::cuda` sees it too
 
 }  // namespace hg::cuda

@@ -74,25 +74,25 @@ template <class T>
 __global__ void scale_kernel(T* x, float s, int64_t n) {
   HG_GRID_STRIDE(i, n) store(x, i, load(x, i) * s);
 }
-template <class T>
-__global__ void fill_kernel(T* x, float v, int64_t n) {
-  HG_GRID_STRIDE(i, n) store(x, i, v);
+template <class From, class To>
+__global__ void cast_kernel(const From* x, To* y, int64_t n) {
+  HG_GRID_STRIDE(i, n) store(y, i, load(x, i));
 }
 
-void binary(Binary op, Dtype dt, const void* a, const void* b, void* y, const Broadcast& bc) {
+void launch_binary(Binary op, DType dt, const void* a, const void* b, void* y, const Broadcast& bc) {
   const int64_t n = bc.numel();
   if (n == 0) return;
   HG_DISPATCH(dt, T, binary_kernel<T><<<launch_1d(n), kThreads>>>(op, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(y), bc, n));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void binary_scalar(Binary op, Dtype dt, const void* a, float s, void* y, int64_t n, bool scalar_first) {
+void launch_binary_scalar(Binary op, DType dt, const void* a, float s, void* y, int64_t n, bool scalar_first) {
   if (n == 0) return;
   HG_DISPATCH(dt, T, binary_scalar_kernel<T><<<launch_1d(n), kThreads>>>(op, static_cast<const T*>(a), s, static_cast<T*>(y), n, scalar_first));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void sum_to(Dtype dt, const void* g, const Broadcast& bc, void* target, int64_t target_numel) {
+void launch_sum_to(DType dt, const void* g, const Broadcast& bc, void* target, int64_t target_numel) {
   if (target_numel == 0) return;
   if (target_numel > 0x7fffffff) throw std::invalid_argument("sum_to: more than 2^31 - 1 target elements");
   const int64_t reduced = bc.numel() / target_numel;
@@ -101,21 +101,21 @@ void sum_to(Dtype dt, const void* g, const Broadcast& bc, void* target, int64_t 
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void axpy(Dtype dt, void* dst, const void* src, float alpha, int64_t n) {
+void launch_axpy(DType dt, void* dst, const void* src, float alpha, int64_t n) {
   if (n == 0) return;
   HG_DISPATCH(dt, T, axpy_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<T*>(dst), static_cast<const T*>(src), alpha, n));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void scale(Dtype dt, void* x, float s, int64_t n) {
+void launch_scale(DType dt, void* x, float s, int64_t n) {
   if (n == 0) return;
   HG_DISPATCH(dt, T, scale_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<T*>(x), s, n));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void fill(Dtype dt, void* x, float value, int64_t n) {
+void launch_cast(DType from, const void* x, DType to, void* y, int64_t n) {
   if (n == 0) return;
-  HG_DISPATCH(dt, T, fill_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<T*>(x), value, n));
+  HG_DISPATCH(from, F, HG_DISPATCH(to, T, cast_kernel<F, T><<<launch_1d(n), kThreads>>>(static_cast<const F*>(x), static_cast<T*>(y), n)));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -24,12 +24,14 @@ template <> __device__ __forceinline__ void store<float>(float* p, int64_t i, fl
 template <> __device__ __forceinline__ void store<__half>(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
 template <> __device__ __forceinline__ void store<__nv_bfloat16>(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
 
-// HG_DISPATCH(dt, T, { kernel<T><<<...>>>(...); }): the one place a Dtype becomes a C++ type.
+// HG_DISPATCH(dt, T, { kernel<T><<<...>>>(...); }): the one place a DType becomes a C++ type
+// on the GPU. F64 has no kernels: the framework refuses it first, so reaching it is a bug.
 #define HG_DISPATCH(dt, T, ...)                                              \
   switch (dt) {                                                              \
-    case ::hg::cuda::Dtype::F32: { using T = float; __VA_ARGS__; break; }    \
-    case ::hg::cuda::Dtype::F16: { using T = __half; __VA_ARGS__; break; }   \
-    case ::hg::cuda::Dtype::BF16: { using T = __nv_bfloat16; __VA_ARGS__; break; } \
+    case ::hg::DType::F32: { using T = float; __VA_ARGS__; break; }          \
+    case ::hg::DType::F16: { using T = __half; __VA_ARGS__; break; }         \
+    case ::hg::DType::BF16: { using T = __nv_bfloat16; __VA_ARGS__; break; } \
+    case ::hg::DType::F64: throw std::invalid_argument("no F64 kernels on the GPU"); \
   }
 
 constexpr int kThreads = 256;

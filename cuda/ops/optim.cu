@@ -1,4 +1,4 @@
-// Fused optimizer updates and dtype casts (optim.h): one thread per parameter.
+// Fused optimizer updates (optim.h): one thread per parameter.
 #include "cuda/ops/kernel_common.cuh"
 #include "cuda/ops/optim.h"
 
@@ -26,21 +26,16 @@ __global__ void adam_kernel(T* p, const T* grad, float* m, float* v, int64_t n, 
   }
 }
 
-template <class From, class To>
-__global__ void cast_kernel(const From* x, To* y, int64_t n) {
-  HG_GRID_STRIDE(i, n) store(y, i, load(x, i));
-}
-
-void sgd_step(Dtype dt, void* param, const void* grad, float* momentum_buf, int64_t n, float lr, float momentum,
-              float dampening, float weight_decay, bool nesterov, bool first_step) {
+void launch_sgd_step(DType dt, void* param, const void* grad, float* momentum_buf, int64_t n, float lr, float momentum,
+                     float dampening, float weight_decay, bool nesterov, bool first_step) {
   if (n == 0) return;
   if (momentum != 0.0f && momentum_buf == nullptr) throw std::invalid_argument("sgd_step: momentum needs a buffer");
   HG_DISPATCH(dt, T, sgd_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<T*>(param), static_cast<const T*>(grad), momentum_buf, n, lr, momentum, dampening, weight_decay, nesterov, first_step));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void adam_step(Dtype dt, void* param, const void* grad, float* m, float* v, int64_t n, float lr, float beta1,
-               float beta2, float eps, float weight_decay, bool decoupled, int64_t step) {
+void launch_adam_step(DType dt, void* param, const void* grad, float* m, float* v, int64_t n, float lr, float beta1,
+                      float beta2, float eps, float weight_decay, bool decoupled, int64_t step) {
   if (n == 0) return;
   if (step < 1) throw std::invalid_argument("adam_step: step counts from 1");
   // The scalars in double on the host, as the CPU optimizer (β^t for large t underflows to 0).
@@ -55,12 +50,6 @@ void adam_step(Dtype dt, void* param, const void* grad, float* m, float* v, int6
   s.decay = float(1.0 - double(lr) * double(weight_decay));
   s.decoupled = decoupled;
   HG_DISPATCH(dt, T, adam_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<T*>(param), static_cast<const T*>(grad), m, v, n, s));
-  HG_CUDA_CHECK(cudaGetLastError());
-}
-
-void cast(Dtype from, const void* x, Dtype to, void* y, int64_t n) {
-  if (n == 0) return;
-  HG_DISPATCH(from, F, HG_DISPATCH(to, T, cast_kernel<F, T><<<launch_1d(n), kThreads>>>(static_cast<const F*>(x), static_cast<T*>(y), n)));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // Optimizer updates on device buffers, one fused kernel per step (PyTorch's semantics, as
-// framework/optim). Parameters and gradients share a Dtype (F32 normally; F16/BF16 for the
+// framework/optim). Parameters and gradients share a DType (F32 normally; F16/BF16 for the
 // all-half chapter); the optimizer state (momentum, m, v) is always F32, and the update is
 // computed in F32 and rounded once into the parameter.
 //
@@ -53,14 +53,10 @@ HG_HD float adam_update(float p, float g, float& m, float& v, const AdamScalars&
   return p - s.step_size * (m / (std::sqrt(v) / s.bc2_sqrt + s.eps));
 }
 
-void sgd_step(Dtype dt, void* param, const void* grad, float* momentum_buf, int64_t n, float lr, float momentum,
-              float dampening, float weight_decay, bool nesterov, bool first_step);
+void launch_sgd_step(DType dt, void* param, const void* grad, float* momentum_buf, int64_t n, float lr, float momentum,
+                     float dampening, float weight_decay, bool nesterov, bool first_step);
 
-void adam_step(Dtype dt, void* param, const void* grad, float* m, float* v, int64_t n, float lr, float beta1,
-               float beta2, float eps, float weight_decay, bool decoupled, int64_t step);
-
-// y = x converted between storage types (RNE). F16 -> BF16 goes through F32 (exact), so it
-// rounds once.
-void cast(Dtype from, const void* x, Dtype to, void* y, int64_t n);
+void launch_adam_step(DType dt, void* param, const void* grad, float* m, float* v, int64_t n, float lr, float beta1,
+                      float beta2, float eps, float weight_decay, bool decoupled, int64_t step);
 
 }  // namespace hg::cuda

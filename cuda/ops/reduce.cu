@@ -50,7 +50,7 @@ __global__ void sum_dim_backward_kernel(const T* dy, int64_t outer, int64_t d, i
   }
 }
 
-void sum_all(Dtype dt, const void* x, int64_t n, void* y, float scale) {
+void launch_sum_all(DType dt, const void* x, int64_t n, void* y, float scale) {
   const int blocks = static_cast<int>(n <= 0 ? 1 : std::min<int64_t>(kSumBlocks, (n + kThreads - 1) / kThreads));
   DeviceTemp partial(blocks * sizeof(float));  // freed at the closing brace, after the launches
   HG_DISPATCH(dt, T, {
@@ -60,7 +60,7 @@ void sum_all(Dtype dt, const void* x, int64_t n, void* y, float scale) {
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void sum_dim(Dtype dt, const void* x, int64_t outer, int64_t d, int64_t inner, void* y, float scale) {
+void launch_sum_dim(DType dt, const void* x, int64_t outer, int64_t d, int64_t inner, void* y, float scale) {
   const int64_t warps = outer * inner;
   if (warps == 0) return;
   const unsigned blocks = static_cast<unsigned>((warps * 32 + kThreads - 1) / kThreads);
@@ -68,7 +68,7 @@ void sum_dim(Dtype dt, const void* x, int64_t outer, int64_t d, int64_t inner, v
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void sum_dim_backward(Dtype dt, const void* dy, int64_t outer, int64_t d, int64_t inner, void* dx, float scale) {
+void launch_sum_dim_backward(DType dt, const void* dy, int64_t outer, int64_t d, int64_t inner, void* dx, float scale) {
   const int64_t n = outer * d * inner;
   if (n == 0) return;
   HG_DISPATCH(dt, T, sum_dim_backward_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(dy), outer, d, inner, static_cast<T*>(dx), scale));

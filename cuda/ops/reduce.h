@@ -11,12 +11,12 @@ namespace hg::cuda {
 
 // y[0] = scale · Σ x[0..n). Two passes: each block sums a slice into a partial, then one
 // block sums the partials. y is a device pointer to one element of type dt.
-void sum_all(Dtype dt, const void* x, int64_t n, void* y, float scale = 1.0f);
+void launch_sum_all(DType dt, const void* x, int64_t n, void* y, float scale = 1.0f);
 
 // y[o][i] = scale · Σ_k x[o][k][i]; y is (outer, inner). One warp per output element.
-void sum_dim(Dtype dt, const void* x, int64_t outer, int64_t d, int64_t inner, void* y, float scale = 1.0f);
+void launch_sum_dim(DType dt, const void* x, int64_t outer, int64_t d, int64_t inner, void* y, float scale = 1.0f);
 
 // Backward of both: dx[o][k][i] = scale · dy[o][i] (the gradient of a sum copies back).
-void sum_dim_backward(Dtype dt, const void* dy, int64_t outer, int64_t d, int64_t inner, void* dx, float scale = 1.0f);
+void launch_sum_dim_backward(DType dt, const void* dy, int64_t outer, int64_t d, int64_t inner, void* dx, float scale = 1.0f);
 
 }  // namespace hg::cuda

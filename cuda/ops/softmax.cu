@@ -99,38 +99,38 @@ __global__ void cast_one_kernel(const float* from, T* to) { store(to, 0, from[0]
 
 static unsigned warp_blocks(int64_t rows) { return static_cast<unsigned>((rows * 32 + kThreads - 1) / kThreads); }
 
-void softmax_forward(Dtype dt, const void* x, void* y, int64_t outer, int64_t d, int64_t inner, bool log) {
+void launch_softmax_forward(DType dt, const void* x, void* y, int64_t outer, int64_t d, int64_t inner, bool log) {
   const int64_t rows = outer * inner;
   if (rows == 0 || d == 0) return;
   HG_DISPATCH(dt, T, softmax_forward_kernel<T><<<warp_blocks(rows), kThreads>>>(static_cast<const T*>(x), static_cast<T*>(y), rows, d, inner, log));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void softmax_backward(Dtype dt, const void* y, const void* dy, void* dx, int64_t outer, int64_t d, int64_t inner, bool log) {
+void launch_softmax_backward(DType dt, const void* y, const void* dy, void* dx, int64_t outer, int64_t d, int64_t inner, bool log) {
   const int64_t rows = outer * inner;
   if (rows == 0 || d == 0) return;
   HG_DISPATCH(dt, T, softmax_backward_kernel<T><<<warp_blocks(rows), kThreads>>>(static_cast<const T*>(y), static_cast<const T*>(dy), static_cast<T*>(dx), rows, d, inner, log));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void cross_entropy_forward(Dtype dt, const void* logits, const int32_t* targets, int64_t N, int64_t C, void* loss) {
+void launch_cross_entropy_forward(DType dt, const void* logits, const int32_t* targets, int64_t N, int64_t C, void* loss) {
   if (N <= 0 || C <= 0) throw std::invalid_argument("cross_entropy_forward: empty logits (N or C is 0)");
   DeviceTemp rows(N * sizeof(float));  // (N) per-row losses, F32; freed even when a launch throws
   HG_DISPATCH(dt, T, cross_entropy_rows_kernel<T><<<warp_blocks(N), kThreads>>>(static_cast<const T*>(logits), targets, N, C, rows.as<float>()));
   HG_CUDA_CHECK(cudaGetLastError());
   // The mean over rows, F32 accumulation, rounded once to dt.
-  if (dt == Dtype::F32) {
-    sum_all(Dtype::F32, rows.get(), N, loss, 1.0f / float(N));
+  if (dt == DType::F32) {
+    launch_sum_all(DType::F32, rows.get(), N, loss, 1.0f / float(N));
   } else {
     DeviceTemp mean(sizeof(float));
-    sum_all(Dtype::F32, rows.get(), N, mean.get(), 1.0f / float(N));
+    launch_sum_all(DType::F32, rows.get(), N, mean.get(), 1.0f / float(N));
     HG_DISPATCH(dt, T, cast_one_kernel<T><<<1, 1>>>(mean.as<float>(), static_cast<T*>(loss)));
     HG_CUDA_CHECK(cudaGetLastError());
   }
 }
 
-void cross_entropy_backward(Dtype dt, const void* logits, const int32_t* targets, const void* dloss, int64_t N,
-                            int64_t C, void* dlogits) {
+void launch_cross_entropy_backward(DType dt, const void* logits, const int32_t* targets, const void* dloss, int64_t N,
+                                   int64_t C, void* dlogits) {
   if (N == 0) return;
   HG_DISPATCH(dt, T, cross_entropy_backward_kernel<T><<<warp_blocks(N), kThreads>>>(static_cast<const T*>(logits), targets, static_cast<const T*>(dloss), N, C, static_cast<T*>(dlogits)));
   HG_CUDA_CHECK(cudaGetLastError());

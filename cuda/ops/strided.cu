@@ -12,7 +12,7 @@ __global__ void copy_strided_kernel(const T* x, StridedView view, T* y, int64_t 
   HG_GRID_STRIDE(i, n) y[i] = x[strided_offset(view, i)];  // a copy: no conversion, no rounding
 }
 
-void copy_strided(Dtype dt, const void* x, const StridedView& view, void* y, int64_t n) {
+void launch_copy_strided(DType dt, const void* x, const StridedView& view, void* y, int64_t n) {
   if (n == 0) return;
   HG_DISPATCH(dt, T, copy_strided_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(x), view, static_cast<T*>(y), n));
   HG_CUDA_CHECK(cudaGetLastError());

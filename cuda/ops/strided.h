@@ -50,6 +50,6 @@ inline StridedView make_strided_view(const std::vector<int64_t>& shape, const st
 }
 
 // y (n = Π shape, row-major) = the view of x; x points at the view's first element.
-void copy_strided(Dtype dt, const void* x, const StridedView& view, void* y, int64_t n);
+void launch_copy_strided(DType dt, const void* x, const StridedView& view, void* y, int64_t n);
 
 }  // namespace hg::cuda

@@ -28,7 +28,7 @@ __global__ void transpose_kernel(const T* x, int64_t rows, int64_t cols, T* y) {
   }
 }
 
-void transpose(Dtype dt, const void* x, int64_t rows, int64_t cols, void* y) {
+void launch_transpose(DType dt, const void* x, int64_t rows, int64_t cols, void* y) {
   if (rows == 0 || cols == 0) return;
   const int64_t row_tiles = (rows + kT - 1) / kT;
   const dim3 grid(unsigned((cols + kT - 1) / kT), unsigned(row_tiles < 65535 ? row_tiles : 65535)), block(kT, 8);

@@ -48,13 +48,13 @@ __global__ void unary_backward_kernel(Unary op, const T* dy, const T* saved, T* 
   HG_GRID_STRIDE(i, n) store(dx, i, backward(op, load(dy, i), saved ? load(saved, i) : 0.0f));
 }
 
-void unary_forward(Unary op, Dtype dt, const void* x, void* y, int64_t n) {
+void launch_unary_forward(Unary op, DType dt, const void* x, void* y, int64_t n) {
   if (n == 0) return;
   HG_DISPATCH(dt, T, unary_forward_kernel<T><<<launch_1d(n), kThreads>>>(op, static_cast<const T*>(x), static_cast<T*>(y), n));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void unary_backward(Unary op, Dtype dt, const void* dy, const void* saved, void* dx, int64_t n) {
+void launch_unary_backward(Unary op, DType dt, const void* dy, const void* saved, void* dx, int64_t n) {
   if (n == 0) return;
   HG_DISPATCH(dt, T, unary_backward_kernel<T><<<launch_1d(n), kThreads>>>(op, static_cast<const T*>(dy), static_cast<const T*>(saved), static_cast<T*>(dx), n));
   HG_CUDA_CHECK(cudaGetLastError());
@@ -71,13 +71,13 @@ __global__ void pow_backward_kernel(const T* dy, const T* x, T* dx, int64_t n, f
   HG_GRID_STRIDE(i, n) store(dx, i, load(dy, i) * p * powf(load(x, i), p - 1.0f));  // (x^p)' = p·x^(p−1)
 }
 
-void pow_forward(Dtype dt, const void* x, void* y, int64_t n, float p) {
+void launch_pow_forward(DType dt, const void* x, void* y, int64_t n, float p) {
   if (n == 0) return;
   HG_DISPATCH(dt, T, pow_forward_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(x), static_cast<T*>(y), n, p));
   HG_CUDA_CHECK(cudaGetLastError());
 }
 
-void pow_backward(Dtype dt, const void* dy, const void* x, void* dx, int64_t n, float p) {
+void launch_pow_backward(DType dt, const void* dy, const void* x, void* dx, int64_t n, float p) {
   if (n == 0) return;
   HG_DISPATCH(dt, T, pow_backward_kernel<T><<<launch_1d(n), kThreads>>>(static_cast<const T*>(dy), static_cast<const T*>(x), static_cast<T*>(dx), n, p));
   HG_CUDA_CHECK(cudaGetLastError());

@@ -20,10 +20,10 @@ namespace hg::cuda {
 
 enum class Unary { Relu, Gelu, Sigmoid, Tanh, Exp, Log, Sqrt, Square, Neg };
 
-void unary_forward(Unary op, Dtype dt, const void* x, void* y, int64_t n);
-void unary_backward(Unary op, Dtype dt, const void* dy, const void* saved, void* dx, int64_t n);
+void launch_unary_forward(Unary op, DType dt, const void* x, void* y, int64_t n);
+void launch_unary_backward(Unary op, DType dt, const void* dy, const void* saved, void* dx, int64_t n);
 
-void pow_forward(Dtype dt, const void* x, void* y, int64_t n, float p);
-void pow_backward(Dtype dt, const void* dy, const void* x, void* dx, int64_t n, float p);
+void launch_pow_forward(DType dt, const void* x, void* y, int64_t n, float p);
+void launch_pow_backward(DType dt, const void* dy, const void* x, void* dx, int64_t n, float p);
 
 }  // namespace hg::cuda

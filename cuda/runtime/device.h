@@ -1,6 +1,7 @@
 #pragma once
 // Device query for the CUDA backend: is there a GPU, and what is it.
-// Plain C++ declarations (no CUDA headers), so g++-compiled code may include this.
+// Plain C++ declarations (no CUDA headers), so g++-compiled code may include this; a build
+// without CUDA defines them in framework/cuda/no_cuda.cpp (no GPU, and no_gpu_reason says why).
 #include <cstddef>
 #include <string>
 

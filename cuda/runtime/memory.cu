@@ -12,6 +12,8 @@
 #include "cuda/runtime/check.h"
 #include "cuda/runtime/device.h"
 
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -162,6 +164,34 @@ void copy_device_to_device(void* dst, const void* src, size_t bytes) {
 void device_memset_zero(void* p, size_t bytes) {
   if (bytes == 0) return;
   HG_CUDA_CHECK(cudaMemset(p, 0, bytes));
+}
+
+// One thread per element, grid-stride: each copies the element's bits (W is a 2-, 4- or
+// 8-byte word), so the fill needs no arithmetic and no knowledge of the format.
+template <class W>
+__global__ void fill_words_kernel(W* dst, W word, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dst[i] = word;
+}
+
+template <class W>
+void fill_words(void* dst, const void* element, int64_t n) {
+  W word;
+  std::memcpy(&word, element, sizeof(W));
+  const int64_t blocks = (n + 255) / 256;
+  fill_words_kernel<W><<<unsigned(blocks > 65535 ? 65535 : blocks), 256>>>(static_cast<W*>(dst), word, n);
+  HG_CUDA_CHECK(cudaGetLastError());
+}
+
+void device_fill(void* dst, const void* element, size_t element_bytes, int64_t n) {
+  if (n <= 0) return;
+  switch (element_bytes) {
+    case 2: return fill_words<uint16_t>(dst, element, n);
+    case 4: return fill_words<uint32_t>(dst, element, n);
+    case 8: return fill_words<uint64_t>(dst, element, n);
+  }
+  throw std::invalid_argument("device_fill: elements of " + std::to_string(element_bytes) +
+                              " bytes (expected 2, 4 or 8)");
 }
 
 }  // namespace hg::cuda

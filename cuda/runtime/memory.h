@@ -2,7 +2,8 @@
 // GPU memory for the framework: a caching allocator with byte counters, and copies.
 //
 // This header is the contract the engine codes Tensor::to(Device::CUDA) against. It is plain
-// C++ (no CUDA headers), so g++-compiled framework code can include it when HG_WITH_CUDA.
+// C++ (no CUDA headers), so g++-compiled framework code includes it in every build: without
+// CUDA, framework/cuda/no_cuda.cpp defines it (no GPU; allocating one says "built without CUDA").
 //
 // Why a caching allocator: cudaMalloc and cudaFree are slow (they may synchronise the whole
 // device), and a training step allocates and frees the same tensor sizes over and over.
@@ -17,6 +18,7 @@
 //   cached_bytes() bytes in freed blocks kept for reuse (held from the driver, not live)
 // All functions are thread-safe. Copies are synchronous (they return when the data is there).
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 namespace hg::cuda {
@@ -33,6 +35,11 @@ size_t live_bytes(); size_t peak_bytes(); void reset_peak_bytes();
 size_t cached_bytes();                   // freed blocks kept for reuse
 void   empty_cache();                    // hand every cached block back to the driver
 void   device_memset_zero(void* p, size_t bytes);   // fill with zero bytes (0.0f, +0 half)
+// dst[0..n) = n copies of one element: the element_bytes (2, 4 or 8) bytes at `element`, in
+// host memory. Tensor::full and fill_ on the GPU: the value is rounded to its dtype once on
+// the host (the CPU's own conversion, so both devices hold the same bits), then written on
+// the device — no host buffer of n elements, no upload.
+void   device_fill(void* dst, const void* element, size_t element_bytes, int64_t n);
 size_t allocation_granularity();         // sizes are rounded up to a multiple of this (512)
 
 // A temporary device buffer that goes back to the allocator when it goes out of scope, also

@@ -10,9 +10,7 @@
 #include "framework/ops/elementwise.h"
 #include "framework/ops/reduce.h"
 #include "framework/ops/unary.h"
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
+#include "framework/cuda/amp.h"
 
 namespace hg::amp {
 
@@ -35,7 +33,6 @@ bool on_gpu(const std::vector<Tensor>& params) {
 }
 
 bool gpu_pass(const std::vector<Tensor>& params, float inv_scale, bool check_only, const char* who) {
-#if HG_WITH_CUDA
   std::vector<Tensor> grads;
   for (const Tensor& p : params) {
     Tensor g = writable_grad(p, who);
@@ -45,10 +42,6 @@ bool gpu_pass(const std::vector<Tensor>& params, float inv_scale, bool check_onl
     grads.push_back(g);
   }
   return cuda::unscale_and_check(grads, inv_scale, check_only);
-#else
-  (void)params, (void)inv_scale, (void)check_only;
-  throw std::runtime_error(std::string(who) + ": a gradient on the GPU in a build without CUDA");
-#endif
 }
 }  // namespace
 
@@ -148,11 +141,9 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm) {
 
 double max_abs_grad(const std::vector<Tensor>& params) {
   if (on_gpu(params)) {
-#if HG_WITH_CUDA
     std::vector<Tensor> grads;
     for (const Tensor& p : params) grads.push_back(writable_grad(p, "max_abs_grad"));
     return cuda::max_abs_finite(grads);  // one kernel per tensor, one download
-#endif
   }
   // Non-negative floats order as their bit patterns read as integers (the exponent field
   // sits above the mantissa), and inf and NaN are the patterns from 0x7F800000 up. So max |g|

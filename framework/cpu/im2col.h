@@ -5,6 +5,7 @@
 //         F output channels (filters), P = OH·OW output positions, CKK = C·KH·KW.
 //
 //   OH = (H + 2·pad_h - KH) / stride_h + 1        OW = (W + 2·pad_w - KW) / stride_w + 1
+//   (ConvGeometry, conv_geometry.h: one struct for the CPU and the GPU)
 //
 // im2col copies, for every output position, the C·KH·KW input values its filter window
 // covers into one column. Padding positions read as 0. The column matrix is
@@ -30,19 +31,9 @@
 // per-image GEMMs are too small to run fast. (Y is then (F, N, P); permute to (N, F, P).)
 #include <cstdint>
 
-namespace hg::cpu {
+#include "framework/cpu/conv_geometry.h"
 
-struct ConvGeometry {
-  int64_t C = 1, H = 1, W = 1;      // one input image (C, H, W)
-  int64_t KH = 1, KW = 1;           // kernel size
-  int64_t stride_h = 1, stride_w = 1;
-  int64_t pad_h = 0, pad_w = 0;     // zero padding on each side
-  int64_t out_h() const { return (H + 2 * pad_h - KH) / stride_h + 1; }
-  int64_t out_w() const { return (W + 2 * pad_w - KW) / stride_w + 1; }
-  int64_t positions() const { return out_h() * out_w(); }  // P
-  int64_t patch() const { return C * KH * KW; }           // CKK
-  void check() const;  // throws std::invalid_argument naming the bad field
-};
+namespace hg::cpu {
 
 // x: one image (C, H, W), contiguous.  cols: (CKK, P) with row stride ld_cols ≥ P.
 // Overwrites the CKK×P block. OpenMP-parallel over rows.

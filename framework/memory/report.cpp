@@ -2,9 +2,7 @@
 
 #include <fmt/format.h>
 
-#if HG_WITH_CUDA
-#include "cuda/runtime/memory.h"
-#endif
+#include "cuda/runtime/memory.h"  // a build without CUDA: framework/cuda/no_cuda.cpp
 
 namespace hg::memory {
 
@@ -28,7 +26,6 @@ std::string memory_table(Device device) {
   // No total of the own peaks: they happen at different moments, so their sum was never held.
   out += fmt::format("{:<18}{:>12}{:>12}{:>12}\n", "total", human_bytes(u.peak.total), "-",
                      human_bytes(u.total()));
-#if HG_WITH_CUDA
   // The allocator also holds what the table does not tag: kernels' scratch buffers
   // (DeviceTemp) and freed blocks it keeps for reuse.
   if (device == Device::CUDA && cuda::available())
@@ -36,7 +33,6 @@ std::string memory_table(Device device) {
                        "freed blocks included)\n",
                        human_bytes(int64_t(cuda::live_bytes())), human_bytes(int64_t(cuda::peak_bytes())),
                        human_bytes(int64_t(cuda::cached_bytes())));
-#endif
   return out;
 }
 

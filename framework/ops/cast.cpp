@@ -2,12 +2,8 @@
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/copy.h"
+#include "framework/cuda/copy.h"
 #include "framework/ops/check.h"
-
-#if HG_WITH_CUDA
-#include "cuda/runtime/memory.h"
-#include "framework/ops/cuda_ops.h"
-#endif
 
 namespace hg {
 
@@ -23,11 +19,7 @@ Tensor cast(const Tensor& x, DType dtype) {
       break;
     }
     case Device::CUDA:
-#if HG_WITH_CUDA
       y = cuda::cast(x.detach().contiguous(), dtype);  // one kernel, RNE
-#else
-      no_cuda_build("cast");
-#endif
       break;
   }
 
@@ -43,17 +35,10 @@ Tensor to_device(const Tensor& x, Device device) {
   if (x.device() == device) return x;
   require_cuda();  // throws "built without CUDA; use --device cpu" in a CPU-only build
   Tensor y;
-#if HG_WITH_CUDA
-  Tensor xc = x.device() == Device::CPU ? x.contiguous() : x;
-  if (x.device() == Device::CUDA && !x.is_contiguous())
-    op_error("to", "a non-contiguous CUDA tensor cannot be copied to the CPU; make it contiguous "
-                   "on the GPU first");
-  y = Tensor::empty(x.shape(), x.dtype(), device);
-  if (device == Device::CUDA)
-    hg::cuda::copy_host_to_device(y.raw_data(), xc.raw_data(), x.nbytes());
-  else
-    hg::cuda::copy_device_to_host(y.raw_data(), xc.raw_data(), x.nbytes());
-#endif
+  switch (device) {
+    case Device::CUDA: y = cuda::upload(x.detach().contiguous()); break;
+    case Device::CPU: y = cuda::download(x.detach()); break;  // refuses a non-contiguous view
+  }
   // d(move(x))/dx = 1: the gradient moves back to where x lives.
   Device from = x.device();
   return record("to_device", y, {x}, [from](const Tensor& dy, const NeedsGrad&) {

@@ -8,11 +8,8 @@
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/conv2d.h"
+#include "framework/cuda/conv.h"
 #include "framework/ops/check.h"
-
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
 
 namespace hg {
 
@@ -20,7 +17,7 @@ namespace {
 
 struct ConvShape {
   int64_t N, F;
-  cpu::ConvGeometry g;
+  ConvGeometry g;
 };
 
 // y (N, F, P) = w (F, CKK) · im2col(x_n) + b, image by image: framework/cpu/conv2d.h.
@@ -84,17 +81,13 @@ Tensor conv2d(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg, int
   switch (x_in.device()) {
     case Device::CPU: break;  // the CPU recipe below
     case Device::CUDA: {
-#if HG_WITH_CUDA
-      // the same recipe with GPU kernels: im2col + the ladder's GEMM, image by image
-      const cuda::Conv2dGeometry cg{s.N, s.F, s.g.C, s.g.H, s.g.W, s.g.KH, s.g.KW, stride, padding};
+      // the same recipe with GPU kernels: im2col of the whole batch + the ladder's GEMM
+      const ConvGeometry g = s.g;
       Tensor xs = x_in.detach().contiguous(), ws = w_in.detach().contiguous();
-      Tensor y = cuda::conv2d_forward(xs, ws, b_in.defined() ? b_in.detach() : Tensor(), cg);
-      return record("conv2d", y, {x_in, w_in, b_in}, [xs, ws, cg](const Tensor& dy, const NeedsGrad& need) {
-        return cuda::conv2d_backward(xs, ws, dy, cg, need[0], need[1], need[2]);
+      Tensor y = cuda::conv2d_forward(xs, ws, b_in.defined() ? b_in.detach() : Tensor(), g);
+      return record("conv2d", y, {x_in, w_in, b_in}, [xs, ws, g](const Tensor& dy, const NeedsGrad& need) {
+        return cuda::conv2d_backward(xs, ws, dy, g, need[0], need[1], need[2]);
       });
-#else
-      no_cuda_build("conv2d");
-#endif
     }
   }
 

@@ -7,11 +7,8 @@
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/elementwise.h"
+#include "framework/cuda/elementwise.h"
 #include "framework/ops/check.h"
-
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
 
 namespace hg {
 
@@ -47,7 +44,6 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
   switch (x.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA: {
-#if HG_WITH_CUDA
       // the same mask (drawn above, on the CPU, in order) as an F32 tensor of keep_i · scale
       std::vector<float> m(static_cast<size_t>(n));
       for (int64_t i = 0; i < n; ++i) m[i] = (*keep)[i] ? static_cast<float>(scale) : 0.0f;
@@ -55,9 +51,6 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator& gen) {
       return record("dropout", cuda::apply_mask(x, mask), {x}, [mask](const Tensor& dy, const NeedsGrad&) {
         return std::vector<Tensor>{cuda::apply_mask(dy, mask)};
       });
-#else
-      no_cuda_build("dropout");
-#endif
     }
   }
   Tensor y = apply_mask(x, *keep, scale);

@@ -6,12 +6,10 @@
 #include "framework/autograd/node.h"
 #include "framework/cpu/copy.h"
 #include "framework/cpu/elementwise.h"
+#include "framework/cuda/copy.h"
+#include "framework/cuda/elementwise.h"
 #include "framework/ops/check.h"
 #include "framework/ops/shape.h"
-
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
 
 namespace hg {
 
@@ -36,11 +34,7 @@ Tensor sum_to_shape(const Tensor& g_in, const Shape& shape) {
   switch (g_in.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return cuda::sum_to(g_in.contiguous(), shape);
-#else
-      no_cuda_build("sum_to");
-#endif
   }
   Tensor g = g_in.contiguous();
   const Shape& gs = g.shape();
@@ -86,13 +80,11 @@ void check_binary(const char* op, const Tensor& a, const Tensor& b) {
   check_same_dtype(op, a, "a", b, "b");
 }
 
-#if HG_WITH_CUDA
 // The kernel for "add", "sub", "mul", "div".
 cuda::Binary binary_kind(const std::string& op) {
   return op == "add" ? cuda::Binary::Add : op == "sub" ? cuda::Binary::Sub
          : op == "mul" ? cuda::Binary::Mul : cuda::Binary::Div;
 }
-#endif
 
 // out = f(a, b) elementwise, broadcasting a and b to their common shape.
 template <class F> Tensor broadcast_map(const char* op, const Tensor& a, const Tensor& b, F f) {
@@ -100,11 +92,7 @@ template <class F> Tensor broadcast_map(const char* op, const Tensor& a, const T
   switch (a.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return cuda::binary(op, binary_kind(op), a.contiguous(), b.contiguous(), shape);
-#else
-      no_cuda_build(op);
-#endif
   }
   if (a.shape() == shape && b.shape() == shape) return cpu::map2(a, b, f);
   // A one-element side is a scalar: no copy.
@@ -194,11 +182,7 @@ Tensor add(const Tensor& a, double s) {
       y = cpu::map(a, [s](auto x) { return x + static_cast<decltype(x)>(s); });
       break;
     case Device::CUDA:
-#if HG_WITH_CUDA
       y = cuda::binary_scalar("add", cuda::Binary::Add, a.contiguous(), s);
-#else
-      no_cuda_build("add");
-#endif
       break;
   }
   // d(a+s)/da = 1
@@ -217,11 +201,7 @@ Tensor rsub(double s, const Tensor& a) {
       y = cpu::map(a, [s](auto x) { return static_cast<decltype(x)>(s) - x; });
       break;
     case Device::CUDA:
-#if HG_WITH_CUDA
       y = cuda::binary_scalar("rsub", cuda::Binary::Sub, a.contiguous(), s, /*scalar_first=*/true);
-#else
-      no_cuda_build("rsub");
-#endif
       break;
   }
   // d(s−a)/da = −1
@@ -238,11 +218,7 @@ Tensor mul(const Tensor& a, double s) {
       y = cpu::map(a, [s](auto x) { return x * static_cast<decltype(x)>(s); });
       break;
     case Device::CUDA:
-#if HG_WITH_CUDA
       y = cuda::binary_scalar("mul", cuda::Binary::Mul, a.contiguous(), s);
-#else
-      no_cuda_build("mul");
-#endif
       break;
   }
   // d(a·s)/da = s
@@ -259,11 +235,7 @@ Tensor div(const Tensor& a, double s) {
       y = cpu::map(a, [s](auto x) { return x / static_cast<decltype(x)>(s); });
       break;
     case Device::CUDA:
-#if HG_WITH_CUDA
       y = cuda::binary_scalar("div", cuda::Binary::Div, a.contiguous(), s);
-#else
-      no_cuda_build("div");
-#endif
       break;
   }
   // d(a/s)/da = 1/s
@@ -280,11 +252,7 @@ Tensor rdiv(double s, const Tensor& a) {
       y = cpu::map(a, [s](auto x) { return static_cast<decltype(x)>(s) / x; });
       break;
     case Device::CUDA:
-#if HG_WITH_CUDA
       y = cuda::binary_scalar("rdiv", cuda::Binary::Div, a.contiguous(), s, /*scalar_first=*/true);
-#else
-      no_cuda_build("rdiv");
-#endif
       break;
   }
   // d(s/a)/da = −s/a²
@@ -309,11 +277,7 @@ Tensor neg(const Tensor& a) {
       y = cpu::map(a, [](auto x) { return -x; });
       break;
     case Device::CUDA:
-#if HG_WITH_CUDA
       y = cuda::unary("neg", cuda::Unary::Neg, a.contiguous());
-#else
-      no_cuda_build("neg");
-#endif
       break;
   }
   // d(−a)/da = −1
@@ -333,11 +297,7 @@ void add_(Tensor& dst, const Tensor& src_in, double alpha) {
   switch (dst.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return cuda::add_(dst, src_in, alpha);
-#else
-      no_cuda_build("add_");
-#endif
   }
   if (!dst.is_contiguous()) op_error("add_", "dst must be contiguous");
   Tensor src = src_in.to(dst.dtype()).contiguous();
@@ -356,11 +316,7 @@ void mul_(Tensor& dst, double s) {
   switch (dst.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return cuda::mul_(dst, s);
-#else
-      no_cuda_build("mul_");
-#endif
   }
   if (!dst.is_contiguous()) op_error("mul_", "dst must be contiguous");
   visit_dtype(dst.dtype(), [&](auto tag) {
@@ -382,11 +338,7 @@ void copy_(Tensor& dst, const Tensor& src_in) {
   switch (dst.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return cuda::copy_(dst, src_in);
-#else
-      no_cuda_build("copy_");
-#endif
   }
   if (!dst.is_contiguous()) op_error("copy_", "dst must be contiguous");
   Tensor src = src_in.detach().to(Device::CPU).contiguous();
@@ -398,11 +350,7 @@ void fill_(Tensor& dst, double value) {
   switch (dst.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return cuda::fill_(dst, value);
-#else
-      no_cuda_build("fill_");
-#endif
   }
   if (!dst.is_contiguous()) op_error("fill_", "dst must be contiguous");
   cpu::fill(dst.raw_data(), dst.dtype(), dst.numel(), value);

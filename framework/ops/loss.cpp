@@ -7,12 +7,11 @@
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/elementwise.h"
+#include "framework/cuda/copy.h"
+#include "framework/cuda/reduce.h"
+#include "framework/cuda/softmax.h"
 #include "framework/ops/check.h"
 #include "framework/ops/elementwise.h"
-
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
 
 namespace hg {
 
@@ -34,7 +33,6 @@ Tensor cross_entropy(const Tensor& logits_arg, const std::vector<int32_t>& targe
   switch (logits.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA: {
-#if HG_WITH_CUDA
       // the fused kernels: the backward recomputes the softmax from the saved logits
       std::shared_ptr<Storage> ids = cuda::upload_targets(targets);
       Tensor ld = logits.detach();
@@ -42,9 +40,6 @@ Tensor cross_entropy(const Tensor& logits_arg, const std::vector<int32_t>& targe
                     [ld, ids](const Tensor& dy, const NeedsGrad&) {
                       return std::vector<Tensor>{cuda::cross_entropy_backward(ld, *ids, dy)};
                     });
-#else
-      no_cuda_build("cross_entropy");
-#endif
     }
   }
 
@@ -128,7 +123,6 @@ Tensor mse_loss(const Tensor& pred_arg, const Tensor& target_arg) {
   switch (p.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA: {
-#if HG_WITH_CUDA
       // composed from the GPU ops, in F32 (the CPU sums in double): loss = Σ (p − t)² / n
       const DType dt = p.dtype();
       Tensor d = sub(cuda::cast(p.detach(), DType::F32), cuda::cast(t.detach(), DType::F32));
@@ -139,9 +133,6 @@ Tensor mse_loss(const Tensor& pred_arg, const Tensor& target_arg) {
                       if (dt != DType::F32) dp = cuda::cast(dp, dt);
                       return std::vector<Tensor>{need[0] ? dp : Tensor(), need[1] ? neg(dp) : Tensor()};
                     });
-#else
-      no_cuda_build("mse_loss");
-#endif
     }
   }
   double total = 0;

@@ -9,12 +9,9 @@
 #include "framework/autograd/node.h"
 #include "framework/cpu/copy.h"
 #include "framework/cpu/gemm.h"
+#include "framework/cuda/matmul.h"
 #include "framework/ops/check.h"
 #include "framework/ops/reduce.h"
-
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
 
 namespace hg {
 
@@ -95,11 +92,7 @@ Tensor matmul(const Tensor& a_arg, const Tensor& b_arg, bool ta, bool tb) {
       gemm(a.dtype(), ta, tb, M, N, Ka, a, b, c);
       break;
     case Device::CUDA:
-#if HG_WITH_CUDA
       c = cuda::gemm(ta, tb, M, N, Ka, a, b);  // the ladder's best rung (or cuBLAS: --gemm cublas)
-#else
-      no_cuda_build("matmul");
-#endif
       break;
   }
 
@@ -145,11 +138,7 @@ Tensor linear(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg) {
       gemm(x.dtype(), false, true, N, out, in, x, w, y, b_in);  // + b in the accumulator
       break;
     case Device::CUDA:
-#if HG_WITH_CUDA
       y = cuda::gemm(false, true, N, out, in, x, w, b_in);  // + b in the F32 accumulator
-#else
-      no_cuda_build("linear");
-#endif
       break;
   }
 

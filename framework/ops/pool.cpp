@@ -8,12 +8,11 @@
 #include <vector>
 
 #include "framework/autograd/node.h"
+#include "framework/cpu/conv_geometry.h"
 #include "framework/cpu/elementwise.h"
+#include "framework/cuda/pool.h"
+#include "framework/cuda/reduce.h"
 #include "framework/ops/check.h"
-
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
 
 namespace hg {
 
@@ -37,8 +36,9 @@ PoolShape pool_shape(const char* op, const Tensor& x, int64_t kernel, int64_t st
   if (s.H + 2 * pad < kernel || s.W + 2 * pad < kernel)
     op_error(op, fmt::format("kernel {} is larger than the padded input {}x{} (x {})", kernel,
                              s.H + 2 * pad, s.W + 2 * pad, shape_str(x.shape())));
-  s.OH = (s.H + 2 * pad - kernel) / stride + 1;
-  s.OW = (s.W + 2 * pad - kernel) / stride + 1;
+  const ConvGeometry g = ConvGeometry::of(s.C, s.H, s.W, kernel, kernel, stride, pad);  // the window's OH, OW
+  s.OH = g.out_h();
+  s.OW = g.out_w();
   return s;
 }
 
@@ -49,16 +49,12 @@ Tensor max_pool2d(const Tensor& x_in, int64_t kernel, int64_t stride, int64_t pa
   switch (x_in.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA: {
-#if HG_WITH_CUDA
       std::shared_ptr<Storage> argmax;  // on the GPU, kept for the backward
       Tensor y = cuda::max_pool2d(x_in.contiguous(), s.K, s.S, s.P, argmax);
       Shape xs = x_in.shape();
       return record("max_pool2d", y, {x_in}, [argmax, s, xs](const Tensor& dy, const NeedsGrad&) {
         return std::vector<Tensor>{cuda::max_pool2d_backward(dy, *argmax, xs, s.K, s.S, s.P)};
       });
-#else
-      no_cuda_build("max_pool2d");
-#endif
     }
   }
   Tensor x = x_in.contiguous();
@@ -151,15 +147,11 @@ Tensor avg_pool2d(const Tensor& x_in, int64_t kernel, int64_t stride, int64_t pa
   switch (x_in.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA: {
-#if HG_WITH_CUDA
       Tensor y = cuda::avg_pool2d(x_in.contiguous(), s.K, s.S, s.P);
       Shape xs = x_in.shape();
       return record("avg_pool2d", y, {x_in}, [s, xs](const Tensor& dy, const NeedsGrad&) {
         return std::vector<Tensor>{cuda::avg_pool2d_backward(dy, xs, s.K, s.S, s.P)};
       });
-#else
-      no_cuda_build("avg_pool2d");
-#endif
     }
   }
   Tensor x = x_in.contiguous();
@@ -232,16 +224,12 @@ Tensor global_avg_pool2d(const Tensor& x_in) {
   switch (x.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA: {
-#if HG_WITH_CUDA
       // a mean over the last dim of x seen as (N, C, H·W): the reduction kernels
       Tensor y = cuda::sum_dim("global_avg_pool2d", x.detach().reshape({N, C, HW}), 2, false, 1.0 / HW);
       Shape xs = x.shape();
       return record("global_avg_pool2d", y, {x_in}, [xs, N, C, HW](const Tensor& dy, const NeedsGrad&) {
         return std::vector<Tensor>{cuda::sum_backward(dy, {N, C, HW}, 2, 1.0 / HW).reshape(xs)};
       });
-#else
-      no_cuda_build("global_avg_pool2d");
-#endif
     }
   }
   Tensor y = Tensor::empty({N, C}, x.dtype());

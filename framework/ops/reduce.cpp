@@ -3,13 +3,10 @@
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/elementwise.h"
+#include "framework/cuda/reduce.h"
 #include "framework/ops/check.h"
 #include "framework/ops/elementwise.h"
 #include "framework/ops/shape.h"
-
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
 
 namespace hg {
 
@@ -21,11 +18,7 @@ Tensor reduce_all(const char* op, const Tensor& x_in, double scale) {
   switch (x_in.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return cuda::sum_all(op, x_in.contiguous(), scale);  // F32 accumulation, two passes
-#else
-      no_cuda_build(op);
-#endif
   }
   Tensor x = x_in.contiguous();
   double acc = 0;
@@ -44,13 +37,9 @@ Tensor reduce_dim(const char* op, const Tensor& x_in, int64_t dim_in, bool keepd
   switch (x_in.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA: {
-#if HG_WITH_CUDA
       const int64_t n = x_in.shape()[dim];
       return cuda::sum_dim(op, x_in.contiguous(), dim, keepdim,
                            scale_per_n > 0 ? scale_per_n / (n ? n : 1) : 1.0);
-#else
-      no_cuda_build(op);
-#endif
     }
   }
   // F16/BF16: widen once (vectorised), sum in F32, round the result once — the same numbers
@@ -89,16 +78,12 @@ Tensor spread(const Tensor& dy, const Shape& keep_shape, const Shape& x_shape, d
   switch (dy.device()) {
     case Device::CPU: break;  // the expand below
     case Device::CUDA: {
-#if HG_WITH_CUDA
       // which dims were reduced: none (size 1 already), one (sum over dim), or all (sum)
       int64_t dim = -1, reduced = 0;
       for (size_t d = 0; d < x_shape.size(); ++d)
         if (keep_shape[d] != x_shape[d]) ++reduced, dim = static_cast<int64_t>(d);
       if (reduced == 0) return scale == 1.0 ? dy.reshape(x_shape) : mul(dy.reshape(x_shape), scale);
       return cuda::sum_backward(dy, x_shape, reduced == 1 ? dim : -1, scale);
-#else
-      no_cuda_build("sum backward");
-#endif
     }
   }
   Tensor g = expand(dy.reshape(keep_shape), x_shape).contiguous();

@@ -6,12 +6,9 @@
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/copy.h"
+#include "framework/cuda/copy.h"
 #include "framework/ops/check.h"
 #include "framework/ops/elementwise.h"
-
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
 
 namespace hg {
 
@@ -96,11 +93,7 @@ Tensor contiguous(const Tensor& x) {
       cpu::copy_to_contiguous(x.impl(), y.raw_data());
       break;
     case Device::CUDA:
-#if HG_WITH_CUDA
       y = cuda::contiguous(x);  // a gather kernel (cuda/ops/strided.h)
-#else
-      no_cuda_build("contiguous");
-#endif
       break;
   }
   // A copy: the gradient passes through unchanged.
@@ -118,11 +111,7 @@ Tensor clone(const Tensor& x) {
       cpu::copy_to_contiguous(x.impl(), y.raw_data());
       break;
     case Device::CUDA:
-#if HG_WITH_CUDA
       y = cuda::clone(x);
-#else
-      no_cuda_build("clone");
-#endif
       break;
   }
   return record("clone", y, {x}, [](const Tensor& dy, const NeedsGrad&) {

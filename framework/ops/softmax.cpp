@@ -5,11 +5,8 @@
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/elementwise.h"
+#include "framework/cuda/softmax.h"
 #include "framework/ops/check.h"
-
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
 
 namespace hg {
 
@@ -34,11 +31,7 @@ Tensor softmax_forward(const char* op, const Tensor& x_in, int64_t dim_in, bool 
   switch (x_in.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return cuda::softmax(x_in.contiguous(), dim, log);
-#else
-      no_cuda_build(op);
-#endif
   }
   Tensor x = x_in.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
@@ -109,9 +102,7 @@ Tensor softmax(const Tensor& x_arg, int64_t dim) {
   Tensor yd = y.detach();
   int64_t d = wrap_dim("softmax", dim, x.dim());
   return record("softmax", y, {x}, [yd, d](const Tensor& dy, const NeedsGrad&) {
-#if HG_WITH_CUDA
     if (yd.device() == Device::CUDA) return std::vector<Tensor>{cuda::softmax_backward(yd, dy, d, false)};
-#endif
     return std::vector<Tensor>{softmax_backward(
         dy, yd, d, [](auto g, auto p) { return g * p; },
         [](auto g, auto p, auto s) { return p * (g - s); })};
@@ -126,9 +117,7 @@ Tensor log_softmax(const Tensor& x_arg, int64_t dim) {
   Tensor yd = y.detach();
   int64_t d = wrap_dim("log_softmax", dim, x.dim());
   return record("log_softmax", y, {x}, [yd, d](const Tensor& dy, const NeedsGrad&) {
-#if HG_WITH_CUDA
     if (yd.device() == Device::CUDA) return std::vector<Tensor>{cuda::softmax_backward(yd, dy, d, true)};
-#endif
     return std::vector<Tensor>{softmax_backward(
         dy, yd, d, [](auto g, auto) { return g; },
         [](auto g, auto ly, auto s) { return g - std::exp(ly) * s; })};

@@ -5,11 +5,8 @@
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/elementwise.h"
+#include "framework/cuda/elementwise.h"
 #include "framework/ops/check.h"
-
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
 
 namespace hg {
 
@@ -17,7 +14,6 @@ namespace {
 
 void check_unary(const char* op, const Tensor& x) { check_defined(op, x, "x"); }
 
-#if HG_WITH_CUDA
 // The op on the GPU: one kernel forward, one backward. `saved` is x or y, the column of
 // cuda/ops/unary.h — the same tensor the CPU backward below keeps.
 Tensor unary_on_cuda(const char* op, cuda::Unary kind, const Tensor& x_in, bool save_output) {
@@ -28,7 +24,6 @@ Tensor unary_on_cuda(const char* op, cuda::Unary kind, const Tensor& x_in, bool 
     return std::vector<Tensor>{cuda::unary_backward(kind, dy, saved)};
   });
 }
-#endif
 
 using std::erf;
 using std::exp;
@@ -47,11 +42,7 @@ Tensor relu(const Tensor& x) {
   switch (x.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return unary_on_cuda("relu", cuda::Unary::Relu, x, /*save_output=*/false);
-#else
-      no_cuda_build("relu");
-#endif
   }
   Tensor y = cpu::map(x, [](auto v) { return v > 0 ? v : decltype(v)(0); });
   // relu'(x) = 1 if x > 0 else 0
@@ -67,11 +58,7 @@ Tensor gelu(const Tensor& x) {
   switch (x.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return unary_on_cuda("gelu", cuda::Unary::Gelu, x, /*save_output=*/false);
-#else
-      no_cuda_build("gelu");
-#endif
   }
   Tensor y = cpu::map(x, [](auto v) { return v * normal_cdf(v); });
   // gelu'(x) = Φ(x) + x·φ(x)
@@ -87,11 +74,7 @@ Tensor sigmoid(const Tensor& x) {
   switch (x.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return unary_on_cuda("sigmoid", cuda::Unary::Sigmoid, x, /*save_output=*/true);
-#else
-      no_cuda_build("sigmoid");
-#endif
   }
   using std::exp;
   Tensor y = cpu::map(x, [](auto v) { return decltype(v)(1) / (decltype(v)(1) + exp(-v)); });
@@ -108,11 +91,7 @@ Tensor tanh(const Tensor& x) {
   switch (x.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return unary_on_cuda("tanh", cuda::Unary::Tanh, x, /*save_output=*/true);
-#else
-      no_cuda_build("tanh");
-#endif
   }
   Tensor y = cpu::map(x, [](auto v) { return tanh(v); });
   // tanh'(x) = 1 − tanh²(x)
@@ -130,11 +109,7 @@ Tensor exp(const Tensor& x_arg) {
   switch (x.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return unary_on_cuda("exp", cuda::Unary::Exp, x, /*save_output=*/true);
-#else
-      no_cuda_build("exp");
-#endif
   }
   Tensor y = cpu::map(x, [](auto v) { return exp(v); });
   // exp'(x) = exp(x)
@@ -151,11 +126,7 @@ Tensor log(const Tensor& x_arg) {
   switch (x.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return unary_on_cuda("log", cuda::Unary::Log, x, /*save_output=*/false);
-#else
-      no_cuda_build("log");
-#endif
   }
   Tensor y = cpu::map(x, [](auto v) { return log(v); });
   // log'(x) = 1/x
@@ -170,11 +141,7 @@ Tensor sqrt(const Tensor& x) {
   switch (x.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return unary_on_cuda("sqrt", cuda::Unary::Sqrt, x, /*save_output=*/true);
-#else
-      no_cuda_build("sqrt");
-#endif
   }
   Tensor y = cpu::map(x, [](auto v) { return sqrt(v); });
   // sqrt'(x) = 1 / (2·sqrt(x))
@@ -190,14 +157,10 @@ Tensor pow(const Tensor& x_arg, double p) {
   const Tensor x = amp::autocast_cast(x_arg, "pow");
   check_unary("pow", x);
   if (x.device() == Device::CUDA) {
-#if HG_WITH_CUDA
     Tensor xc = x.contiguous().detach();
     return record("pow", cuda::pow(xc, p), {x}, [xc, p](const Tensor& dy, const NeedsGrad&) {
       return std::vector<Tensor>{cuda::pow_backward(dy, xc, p)};
     });
-#else
-    no_cuda_build("pow");
-#endif
   }
   Tensor y = cpu::map(x, [p](auto v) { return std::pow(v, static_cast<decltype(v)>(p)); });
   // (x^p)' = p·x^(p−1)
@@ -217,11 +180,7 @@ Tensor square(const Tensor& x_arg) {
   switch (x.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA:
-#if HG_WITH_CUDA
       return unary_on_cuda("square", cuda::Unary::Square, x, /*save_output=*/false);
-#else
-      no_cuda_build("square");
-#endif
   }
   Tensor y = cpu::map(x, [](auto v) { return v * v; });
   // (x²)' = 2x

@@ -4,9 +4,7 @@
 #include <stdexcept>
 
 #include "framework/autograd/grad_mode.h"
-#if HG_WITH_CUDA
-#include "cuda/ops/optim.h"
-#endif
+#include "framework/cuda/optim.h"
 
 namespace hg::optim {
 
@@ -79,13 +77,8 @@ void Adam::step() {
     Tensor& v_t = state_for(i, "exp_avg_sq");
 
     if (p.device() == Device::CUDA) {  // the same update as the loop below, as one kernel
-#if HG_WITH_CUDA
-      cuda::adam_step(to_cuda_dtype(p.dtype()), p.raw_data(), grad.raw_data(),
-                      static_cast<float*>(m_t.raw_data()), static_cast<float*>(v_t.raw_data()),
-                      p.numel(), static_cast<float>(lr_), static_cast<float>(opt_.beta1),
-                      static_cast<float>(opt_.beta2), static_cast<float>(opt_.eps),
-                      static_cast<float>(opt_.weight_decay), decoupled_, step);
-#endif
+      cuda::adam_step(p, grad, m_t, v_t, lr_, opt_.beta1, opt_.beta2, opt_.eps, opt_.weight_decay, decoupled_,
+                      step);
       continue;
     }
     visit_dtype(p.dtype(), [&](auto tag) {

@@ -14,10 +14,6 @@ void check_params(const std::vector<Tensor>& params, const std::string& who) {
     if (!p.is_leaf())
       throw std::invalid_argument(who + ": parameter " + std::to_string(i) +
                                   " is the result of an op, not a leaf; optimize the leaf tensors");
-#if !HG_WITH_CUDA
-    if (p.device() != Device::CPU)
-      throw std::invalid_argument(who + ": parameter " + std::to_string(i) + " is not on the CPU");
-#endif
     if (p.device() == Device::CUDA && p.dtype() == DType::F64)
       throw std::invalid_argument(who + ": parameter " + std::to_string(i) + " is F64 on the GPU; "
                                   "the GPU optimizers update F32, F16 and BF16 parameters");

@@ -19,8 +19,8 @@
 // parameters) whatever the parameter's dtype, on the parameter's device.
 //
 // Devices: on the CPU the update is the loop in sgd.cpp / adam.cpp; parameters on the GPU
-// (a CUDA build) go to the fused kernels of cuda/ops/optim.h, which implement the same
-// formulas.
+// go through the GPU layer (framework/cuda/optim.h) to the fused kernels of cuda/ops/optim.h,
+// which implement the same formulas.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -30,9 +30,6 @@
 
 #include "framework/nn/module.h"
 #include "framework/tensor/tensor.h"
-#if HG_WITH_CUDA
-#include "cuda/ops/dtype.h"
-#endif
 
 namespace hg::optim {
 
@@ -81,13 +78,6 @@ class Optimizer {
 
 // The dtype the optimizer computes (and keeps its state) in for a parameter of dtype `t`.
 inline DType compute_dtype(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
-
-#if HG_WITH_CUDA
-// The CUDA kernels' name for a storage type (check_params has refused F64 on the GPU).
-inline cuda::Dtype to_cuda_dtype(DType t) {
-  return t == DType::F16 ? cuda::Dtype::F16 : t == DType::BF16 ? cuda::Dtype::BF16 : cuda::Dtype::F32;
-}
-#endif
 
 // Checks every parameter is a contiguous leaf on a device the optimizer can update; `who`
 // names the optimizer in the error.

@@ -3,9 +3,7 @@
 #include <stdexcept>
 
 #include "framework/autograd/grad_mode.h"
-#if HG_WITH_CUDA
-#include "cuda/ops/optim.h"
-#endif
+#include "framework/cuda/optim.h"
 
 namespace hg::optim {
 
@@ -34,13 +32,8 @@ void SGD::step() {
     Tensor buf_t = use_momentum ? state_for(i, "momentum_buffer", &first) : Tensor();
 
     if (p.device() == Device::CUDA) {  // the same update as the loop below, as one kernel
-#if HG_WITH_CUDA
-      cuda::sgd_step(to_cuda_dtype(p.dtype()), p.raw_data(), grad.raw_data(),
-                     use_momentum ? static_cast<float*>(buf_t.raw_data()) : nullptr, p.numel(),
-                     static_cast<float>(lr_), static_cast<float>(opt_.momentum),
-                     static_cast<float>(opt_.dampening), static_cast<float>(opt_.weight_decay),
-                     opt_.nesterov, first);
-#endif
+      cuda::sgd_step(p, grad, buf_t, lr_, opt_.momentum, opt_.dampening, opt_.weight_decay, opt_.nesterov,
+                     first);
       continue;
     }
     visit_dtype(p.dtype(), [&](auto tag) {

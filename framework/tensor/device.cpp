@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#if HG_WITH_CUDA
 #include "cuda/runtime/device.h"
-#include "cuda/runtime/memory.h"
-#endif
+#include "cuda/runtime/memory.h"  // a build without CUDA: framework/cuda/no_cuda.cpp
+#include "framework/version.h"
 
 namespace hg {
 
@@ -18,22 +17,13 @@ Device parse_device(const std::string& name) {
   throw std::invalid_argument("unknown device '" + name + "' (expected cpu or cuda)");
 }
 
-bool cuda_available() {
-#if HG_WITH_CUDA
-  return hg::cuda::available();
-#else
-  return false;
-#endif
-}
+bool cuda_available() { return hg::cuda::available(); }
 
 void require_cuda() {
-#if HG_WITH_CUDA
+  if (!built_with_cuda()) throw std::runtime_error("built without CUDA; use --device cpu");
   if (!hg::cuda::available())
     throw std::runtime_error("no usable CUDA GPU on this machine (" + hg::cuda::no_gpu_reason() +
                              "); use --device cpu");
-#else
-  throw std::runtime_error("built without CUDA; use --device cpu");
-#endif
 }
 
 }  // namespace hg

@@ -1,7 +1,7 @@
 #pragma once
 // framework/tensor/device.h — where a tensor's memory lives.
 //
-// A build without CUDA (HG_WITH_CUDA == 0) knows the name Device::CUDA but every attempt to
+// A build without CUDA (built_with_cuda() is false) knows the name Device::CUDA but every attempt to
 // use it throws "built without CUDA; use --device cpu".
 #include <string>
 

@@ -7,11 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda/runtime/memory.h"  // a build without CUDA: framework/cuda/no_cuda.cpp
 #include "framework/memory/accountant.h"
-
-#if HG_WITH_CUDA
-#include "cuda/runtime/memory.h"
-#endif
 
 namespace hg {
 
@@ -21,9 +18,7 @@ Storage::~Storage() {
   if (device == Device::CPU) {
     std::free(data);
   } else {
-#if HG_WITH_CUDA
     hg::cuda::device_free(data);
-#endif
   }
 }
 
@@ -57,9 +52,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t bytes, Device device) {
       throw std::runtime_error("out of host memory allocating " + std::to_string(bytes) + " bytes");
   } else {
     require_cuda();
-#if HG_WITH_CUDA
     s->data = hg::cuda::device_malloc(bytes == 0 ? 1 : bytes);
-#endif
   }
   memory::on_allocate(*s);  // counted only once the memory is really there
   return s;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ostream>
 
+#include "cuda/runtime/memory.h"  // device_fill, device_memset_zero (no_cuda.cpp without CUDA)
 #include "framework/autograd/backward.h"
 #include "framework/cpu/copy.h"
 #include "framework/memory/accountant.h"
@@ -57,9 +58,16 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
 }
 
 Tensor Tensor::full(const Shape& shape, double value, DType dtype, Device device) {
-  Tensor t = empty(shape, dtype, Device::CPU);
-  cpu::fill(t.raw_data(), dtype, t.numel(), value);
-  return device == Device::CPU ? t : t.to(device);
+  Tensor t = empty(shape, dtype, device);
+  switch (device) {
+    case Device::CPU: cpu::fill(t.raw_data(), dtype, t.numel(), value); break;
+    case Device::CUDA: {  // one element rounded on the CPU (the same bits), copied on the device
+      const Tensor one = full({}, value, dtype);
+      cuda::device_fill(t.raw_data(), one.raw_data(), dtype_size(dtype), t.numel());
+      break;
+    }
+  }
+  return t;
 }
 Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
   return full(shape, 0.0, dtype, device);
@@ -206,11 +214,15 @@ void Tensor::set_grad(const Tensor& g) {
 void Tensor::zero_grad() {
   TensorImpl& t = impl();
   if (!t.grad) return;
-  if (t.grad->device == Device::CPU && Tensor(t.grad).is_contiguous()) {
-    cpu::fill(Tensor(t.grad).raw_data(), t.grad->dtype, shape_numel(t.grad->shape), 0.0);
-  } else {
+  Tensor g(t.grad);
+  if (!g.is_contiguous()) {  // a view: a fresh buffer instead
     t.grad = Tensor::zeros(t.shape, t.dtype, t.device).impl_ptr();
     memory::retag(Tensor(t.grad), memory::Tag::Gradient);
+    return;
+  }
+  switch (g.device()) {  // in place; all-zero bits are +0 in every format
+    case Device::CPU: cpu::fill(g.raw_data(), g.dtype(), g.numel(), 0.0); break;
+    case Device::CUDA: cuda::device_memset_zero(g.raw_data(), g.nbytes()); break;
   }
 }
 

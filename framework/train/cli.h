@@ -44,10 +44,8 @@
 #include "framework/amp/scale_rule.h"
 #include "framework/tensor/device.h"
 #include "framework/train/run_folder.h"
-#if HG_WITH_CUDA
-#include "cuda/gemm/matmul.h"
-#include "cuda/runtime/device.h"
-#endif
+#include "cuda/gemm/backend.h"    // --gemm, --tf32: kept by a build without CUDA, read by none
+#include "cuda/runtime/device.h"  // no_gpu_reason(): "this build has no CUDA backend" without CUDA
 
 namespace hg::train {
 
@@ -294,19 +292,13 @@ inline void add_common_flags(CLI::App& app, CommonFlags& f) {
   app.add_option("--gemm", f.gemm, "GEMM on the GPU: ladder (hand-written) | cublas")
       ->capture_default_str()->check(OneOf({"ladder", "cublas"}))
       ->each([](const std::string& v) {
-#if HG_WITH_CUDA
         hg::cuda::set_gemm_backend(v == "cublas" ? hg::cuda::GemmBackend::Cublas : hg::cuda::GemmBackend::Ladder);
-#else
-        (void)v;  // no GPU GEMM in a CPU-only build: the flag changes nothing
-#endif
       });
   // As torch.backends.cuda.matmul.allow_tf32: off by default, because TF32 keeps 10 mantissa
   // bits of each F32 operand (chapter 05); the CPU has no TF32 and ignores it.
   app.add_flag("--tf32", f.tf32, "F32 matmuls and convolutions on the GPU's TF32 tensor cores (sm_80+; off by default)")
       ->each([](const std::string&) {
-#if HG_WITH_CUDA
         hg::cuda::set_allow_tf32(true);
-#endif
       });
   app.add_option("--threads", f.threads, "CPU threads (0: all)")->capture_default_str()->check(Threads());
   app.add_option("--seed", f.seed, "seed of initialisation and shuffling")->capture_default_str()
@@ -439,11 +431,7 @@ inline void apply_threads(int threads) {
 inline Device device_from_flag(const std::string& name) {
   if (name == "auto") {
     if (cuda_available()) return Device::CUDA;
-#if HG_WITH_CUDA
     const std::string why = hg::cuda::no_gpu_reason();
-#else
-    const std::string why = "this build has no CUDA backend";
-#endif
     std::fprintf(stderr, "--device auto: %s; running on the CPU\n", why.c_str());
     return Device::CPU;
   }

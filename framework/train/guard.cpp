@@ -4,9 +4,7 @@
 #include <cstdio>
 
 #include "framework/tensor/dtype.h"
-#if HG_WITH_CUDA
-#include "framework/ops/cuda_ops.h"
-#endif
+#include "framework/cuda/amp.h"
 
 namespace hg::train {
 
@@ -51,11 +49,7 @@ bool all_finite(const std::vector<nn::NamedTensor>& params) {
     if (!finite) return false;
   }
   if (gpu.empty()) return true;
-#if HG_WITH_CUDA
   return !cuda::unscale_and_check(gpu, 1.0f, /*check_only=*/true);
-#else
-  return true;  // unreachable: a CPU-only build has no GPU tensors
-#endif
 }
 
 std::string describe(double loss) {

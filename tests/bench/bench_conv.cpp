@@ -25,7 +25,7 @@
 
 namespace {
 
-using hg::cpu::ConvGeometry;
+using hg::ConvGeometry;
 
 // y (N, F, P) = W · cols (CKK, N·P) + b, then (F, N, P) -> (N, F, P)
 void batched_forward(const float* x, const float* w, const float* b, float* y, int64_t N, int64_t F,

@@ -105,6 +105,27 @@ void test_transfers(hg::test::Checker& t) {
             x.to(Device::CUDA).to(dt).to(Device::CPU).to_vector(), x.to(dt).to_vector());
 }
 
+// Tensor::full and fill_ write on the device the bits the CPU's fill writes (one element rounded
+// on the host, copied n times), and zero_grad clears a GPU gradient in place, as on the CPU.
+void test_fill_and_zero_grad(hg::test::Checker& t) {
+  for (DType dt : {DType::F32, DType::F16, DType::BF16, DType::F64}) {
+    const double v = 0.1;  // not exact in any format: every one rounds it
+    const Tensor cpu = Tensor::full({1000}, v, dt);
+    t.exact(std::string("Tensor::full on the GPU ") + name_of(dt),
+            Tensor::full({1000}, v, dt, Device::CUDA).to(Device::CPU).to_vector(), cpu.to_vector());
+    if (dt == DType::F64) continue;  // no F64 kernels: fill_ refuses it on the GPU
+    Tensor g = Tensor::zeros({1000}, dt, Device::CUDA);
+    hg::fill_(g, v);
+    t.exact(std::string("fill_ on the GPU ") + name_of(dt), g.to(Device::CPU).to_vector(), cpu.to_vector());
+  }
+  Tensor p = Tensor::ones({7, 9}, DType::F32, Device::CUDA).requires_grad_(true);
+  hg::sum(hg::mul(p, 3.0)).backward();
+  const void* before = p.grad().raw_data();
+  p.zero_grad();
+  t.expect("zero_grad on the GPU: the same buffer, cleared in place", p.grad().raw_data() == before);
+  t.exact("zero_grad on the GPU: zeros", p.grad().to(Device::CPU).to_vector(), std::vector<float>(63, 0.0f));
+}
+
 void test_elementwise(hg::test::Checker& t) {
   for (DType dt : kAll) {
     // broadcasting both ways: (4, 5) with (5) and with (4, 1)
@@ -335,6 +356,7 @@ void test_tf32(hg::test::Checker& t) {
 
 void run(hg::test::Checker& t) {
   test_transfers(t);
+  test_fill_and_zero_grad(t);
   test_elementwise(t);
   test_unary(t);
   test_reductions_and_shapes(t);

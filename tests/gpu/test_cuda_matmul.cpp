@@ -21,11 +21,11 @@ namespace {
 
 struct Path {
   const char* name;
-  Dtype dt;     // storage of A and B
+  DType dt;     // storage of A and B
   bool tf32;    // F32 with TF32 allowed
 };
-const Path kPaths[] = {{"F32", Dtype::F32, false}, {"F32+TF32", Dtype::F32, true},
-                       {"F16", Dtype::F16, false}, {"BF16", Dtype::BF16, false}};
+const Path kPaths[] = {{"F32", DType::F32, false}, {"F32+TF32", DType::F32, true},
+                       {"F16", DType::F16, false}, {"BF16", DType::BF16, false}};
 
 // The value a path's multiplier sees: the stored value, rounded to TF32 (ties away) for TF32.
 float operand(const Path& p, float x) {
@@ -37,25 +37,25 @@ void matmul(const Path& p, bool ta, bool tb, int M, int N, int K, Typed& a, Type
   set_allow_tf32(p.tf32);
   float* C = static_cast<float*>(c.ptr());
   switch (p.dt) {
-    case Dtype::F32: matmul_f32(ta, tb, M, N, K, static_cast<const float*>(a.ptr()), static_cast<const float*>(b.ptr()), C); break;
-    case Dtype::F16: matmul_f16(ta, tb, M, N, K, static_cast<const __half*>(a.ptr()), static_cast<const __half*>(b.ptr()), C); break;
-    case Dtype::BF16:
-      matmul_bf16(ta, tb, M, N, K, static_cast<const __nv_bfloat16*>(a.ptr()), static_cast<const __nv_bfloat16*>(b.ptr()), C);
+    case DType::F32: launch_matmul_f32(ta, tb, M, N, K, static_cast<const float*>(a.ptr()), static_cast<const float*>(b.ptr()), C); break;
+    case DType::F16: launch_matmul_f16(ta, tb, M, N, K, static_cast<const __half*>(a.ptr()), static_cast<const __half*>(b.ptr()), C); break;
+    case DType::BF16:
+      launch_matmul_bf16(ta, tb, M, N, K, static_cast<const __nv_bfloat16*>(a.ptr()), static_cast<const __nv_bfloat16*>(b.ptr()), C);
       break;
   }
   set_allow_tf32(false);
 }
 
 void test_transpose(hg::test::Checker& t) {
-  for (Dtype dt : hg::test::kAllDtypes) {  // every dtype, a shape that divides no tile
+  for (DType dt : hg::test::kAllDtypes) {  // every dtype, a shape that divides no tile
     const int64_t rows = 45, cols = 70;
     const auto x = hg::test::round_to(dt, hg::test::uniform(rows * cols, -1, 1, 1));
     Typed dx(dt, x), dy(dt, rows * cols);
-    transpose(dt, dx.ptr(), rows, cols, dy.ptr());
+    launch_transpose(dt, dx.ptr(), rows, cols, dy.ptr());
     std::vector<float> want(rows * cols);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c) want[c * rows + r] = x[r * cols + c];
-    t.exact(std::string("transpose (45,70) ") + dtype_label(dt), dy.to_host(), want, rows);
+    t.exact(std::string("transpose (45,70) ") + dtype_name(dt), dy.to_host(), want, rows);
   }
 }
 
@@ -84,8 +84,8 @@ void test_paths(hg::test::Checker& t, bool sm80) {
           bound[m * N + n] = float(gemm::tensor_core_dot_error_bound(K, e.abs_sum) +
                                    gemm::f32_dot_error_bound(K, e.abs_sum) + 2 * std::fabs(e.value) * 0x1p-24);
         }
-      const bool tensor_core_path = p.dt != Dtype::F32 || p.tf32;
-      if (tensor_core_path && p.dt != Dtype::F16 && !sm80) {
+      const bool tensor_core_path = p.dt != DType::F32 || p.tf32;
+      if (tensor_core_path && p.dt != DType::F16 && !sm80) {
         // no BF16/TF32 tensor cores: the fallback (F32) must still give the exact answer
         if (!ints) continue;
       }
@@ -96,7 +96,7 @@ void test_paths(hg::test::Checker& t, bool sm80) {
             const std::string what = std::string(gemm_backend_name(backend)) + " " + p.name + " C = " +
                                      (ta ? "Aᵀ" : "A") + "·" + (tb ? "Bᵀ" : "B") + " 67x130x45 " +
                                      (ints ? "small-int" : "random");
-            Typed a(p.dt, ta ? At : A), b(p.dt, tb ? Bt : B), c(Dtype::F32, M * N);
+            Typed a(p.dt, ta ? At : A), b(p.dt, tb ? Bt : B), c(DType::F32, M * N);
             matmul(p, ta, tb, M, N, K, a, b, c);
             if (ints) t.exact(what, c.to_host(), emu, N);
             else if (backend == GemmBackend::Cublas && p.tf32) continue;  // cuBLAS rounds to TF32 its own way
@@ -114,8 +114,8 @@ void test_tf32_switch(hg::test::Checker& t, bool sm80) {
   const int M = 16, N = 16, K = 16;
   std::vector<float> A(M * K, 1.0f + 0x1p-20f), I(K * N, 0.0f);  // 1 + 2^-20: not a TF32 value
   for (int k = 0; k < K; ++k) I[k * N + k] = 1.0f;
-  Typed a(Dtype::F32, A), b(Dtype::F32, I), c(Dtype::F32, M * N);
-  const Path f32{"F32", Dtype::F32, false}, tf32{"F32+TF32", Dtype::F32, true};
+  Typed a(DType::F32, A), b(DType::F32, I), c(DType::F32, M * N);
+  const Path f32{"F32", DType::F32, false}, tf32{"F32+TF32", DType::F32, true};
   matmul(f32, false, false, M, N, K, a, b, c);
   t.exact("TF32 off: A·I keeps 1 + 2^-20", c.to_host(), std::vector<float>(M * N, 1.0f + 0x1p-20f), N);
   matmul(tf32, false, false, M, N, K, a, b, c);
@@ -130,8 +130,8 @@ void test_row_slabs(hg::test::Checker& t) {
   std::vector<float> A(size_t(M) * K), B(K * N);
   gemm::fill_small_integers(A, 7);
   gemm::fill_small_integers(B, 8);
-  Typed a(Dtype::F32, A), b(Dtype::F32, B), c(Dtype::F32, size_t(M) * N);
-  matmul_f32(false, false, M, N, K, static_cast<const float*>(a.ptr()), static_cast<const float*>(b.ptr()),
+  Typed a(DType::F32, A), b(DType::F32, B), c(DType::F32, size_t(M) * N);
+  launch_matmul_f32(false, false, M, N, K, static_cast<const float*>(a.ptr()), static_cast<const float*>(b.ptr()),
              static_cast<float*>(c.ptr()));
   const std::vector<float> got = c.to_host();
   std::vector<float> got_rows, want_rows;

@@ -14,6 +14,7 @@
 #include <string>
 
 using namespace hg::cuda;
+using hg::ConvGeometry;
 using hg::test::DeviceBuffer;
 using hg::test::Typed;
 using hg::test::round_to;
@@ -22,16 +23,16 @@ using hg::test::uniform;
 
 namespace {
 
-std::string tag(const std::string& what, Dtype dt) { return what + " " + dtype_label(dt); }
+std::string tag(const std::string& what, DType dt) { return what + " " + dtype_name(dt); }
 
 void test_softmax(hg::test::Checker& t) {
   const int64_t outer = 5, d = 37, inner = 3;  // softmax along the middle dim of (5, 37, 3)
   const int64_t n = outer * d * inner;
-  for (Dtype dt : hg::test::kAllDtypes)
+  for (DType dt : hg::test::kAllDtypes)
     for (bool log : {false, true}) {
       const auto x = round_to(dt, uniform(n, -8, 8, 1)), dy = round_to(dt, uniform(n, -1, 1, 2));
       Typed dx_in(dt, x), ddy(dt, dy), y(dt, n), dx(dt, n);
-      softmax_forward(dt, dx_in.ptr(), y.ptr(), outer, d, inner, log);
+      launch_softmax_forward(dt, dx_in.ptr(), y.ptr(), outer, d, inner, log);
       const std::vector<float> got_y = y.to_host();
       std::vector<float> want_y(n), want_dx(n);
       for (int64_t o = 0; o < outer; ++o)
@@ -53,8 +54,8 @@ void test_softmax(hg::test::Checker& t) {
         }
       const std::string name = log ? "log_softmax" : "softmax";
       t.close(tag(name + " forward (5,37,3) dim 1", dt), got_y, want_y, 1e-6, storage_rtol(dt) + 1e-5);
-      softmax_backward(dt, y.ptr(), ddy.ptr(), dx.ptr(), outer, d, inner, log);
-      t.close(tag(name + " backward", dt), dx.to_host(), want_dx, dt == Dtype::F32 ? 1e-6 : 1e-3, storage_rtol(dt) + 1e-5);
+      launch_softmax_backward(dt, y.ptr(), ddy.ptr(), dx.ptr(), outer, d, inner, log);
+      t.close(tag(name + " backward", dt), dx.to_host(), want_dx, dt == DType::F32 ? 1e-6 : 1e-3, storage_rtol(dt) + 1e-5);
     }
 }
 
@@ -63,10 +64,10 @@ void test_cross_entropy(hg::test::Checker& t) {
   std::vector<int32_t> targets(N);
   for (int64_t i = 0; i < N; ++i) targets[i] = int32_t((i * 7) % C);
   DeviceBuffer<int32_t> dt_targets(targets);
-  for (Dtype dt : {Dtype::F32, Dtype::F16, Dtype::BF16}) {
+  for (DType dt : {DType::F32, DType::F16, DType::BF16}) {
     const auto x = round_to(dt, uniform(N * C, -5, 5, 3));
     Typed dx_in(dt, x), loss(dt, 1), dloss(dt, std::vector<float>{2.0f}), dx(dt, N * C);
-    cross_entropy_forward(dt, dx_in.ptr(), dt_targets.ptr, N, C, loss.ptr());
+    launch_cross_entropy_forward(dt, dx_in.ptr(), dt_targets.ptr, N, C, loss.ptr());
     double total = 0;
     std::vector<float> want_dx(N * C);
     for (int64_t n = 0; n < N; ++n) {
@@ -78,15 +79,15 @@ void test_cross_entropy(hg::test::Checker& t) {
         want_dx[n * C + c] = round_to(dt, float(2.0 / N * (std::exp(x[n * C + c] - m) / s - (c == targets[n]))));
     }
     t.close(tag("cross_entropy forward (40,10)", dt), loss.to_host(), {round_to(dt, float(total / N))}, 1e-6, storage_rtol(dt) + 1e-5);
-    cross_entropy_backward(dt, dx_in.ptr(), dt_targets.ptr, dloss.ptr(), N, C, dx.ptr());
+    launch_cross_entropy_backward(dt, dx_in.ptr(), dt_targets.ptr, dloss.ptr(), N, C, dx.ptr());
     t.close(tag("cross_entropy backward, dloss = 2", dt), dx.to_host(), want_dx, 1e-7, storage_rtol(dt) + 1e-5);
   }
   // A bad class id gives NaN, not a read out of bounds.
   std::vector<int32_t> bad = targets;
   bad[3] = int32_t(C);
   DeviceBuffer<int32_t> dbad(bad);
-  Typed x(Dtype::F32, uniform(N * C, -1, 1, 4)), loss(Dtype::F32, 1);
-  cross_entropy_forward(Dtype::F32, x.ptr(), dbad.ptr, N, C, loss.ptr());
+  Typed x(DType::F32, uniform(N * C, -1, 1, 4)), loss(DType::F32, 1);
+  launch_cross_entropy_forward(DType::F32, x.ptr(), dbad.ptr, N, C, loss.ptr());
   t.expect("cross_entropy with a class id out of range -> NaN", std::isnan(loss.to_host()[0]));
 }
 
@@ -95,29 +96,26 @@ void test_cross_entropy(hg::test::Checker& t) {
 void test_im2col(hg::test::Checker& t) {
   struct G { int64_t N, C, H, W, K, s, p; };
   for (G c : {G{1, 3, 9, 8, 3, 1, 1}, G{3, 2, 11, 11, 5, 2, 2}, G{5, 4, 6, 7, 2, 2, 0}}) {
-    ConvGeometry g;
-    g.C = c.C; g.H = c.H; g.W = c.W; g.KH = g.KW = c.K; g.stride_h = g.stride_w = c.s; g.pad_h = g.pad_w = c.p;
-    hg::cpu::ConvGeometry cg;
-    cg.C = c.C; cg.H = c.H; cg.W = c.W; cg.KH = cg.KW = c.K; cg.stride_h = cg.stride_w = c.s; cg.pad_h = cg.pad_w = c.p;
+    const ConvGeometry g = ConvGeometry::of(c.C, c.H, c.W, c.K, c.K, c.s, c.p);  // the CPU's and the GPU's
     const int64_t P = g.positions(), CKK = g.patch(), NP = c.N * P, image = c.C * c.H * c.W;
     const std::string shape = " N" + std::to_string(c.N) + " C" + std::to_string(c.C) + " " + std::to_string(c.H) +
                               "x" + std::to_string(c.W) + " k" + std::to_string(c.K) + " s" + std::to_string(c.s) +
                               " p" + std::to_string(c.p);
     const auto x = uniform(c.N * image, -1, 1, 5);
-    for (Dtype dt : hg::test::kAllDtypes) {
+    for (DType dt : hg::test::kAllDtypes) {
       const auto xr = round_to(dt, x);
       Typed dx(dt, xr), cols(dt, std::vector<float>(CKK * NP, 0.0f));
-      im2col(dt, dx.ptr(), c.N, g, cols.ptr());
+      launch_im2col(dt, dx.ptr(), c.N, g, cols.ptr());
       std::vector<float> want(CKK * NP, 0.0f);
-      for (int64_t n = 0; n < c.N; ++n) hg::cpu::im2col(xr.data() + n * image, cg, want.data() + n * P, NP);
+      for (int64_t n = 0; n < c.N; ++n) hg::cpu::im2col(xr.data() + n * image, g, want.data() + n * P, NP);
       t.exact(tag("im2col" + shape, dt), cols.to_host(), want, size_t(NP));  // a pure copy: bit-exact
     }
     // col2im of random columns vs the CPU's col2im (sums of up to K*K terms: F32 tolerance)
     const auto cols_v = uniform(CKK * NP, -1, 1, 6);
     std::vector<float> want_x(c.N * image);
-    for (int64_t n = 0; n < c.N; ++n) hg::cpu::col2im(cols_v.data() + n * P, cg, NP, want_x.data() + n * image);
-    Typed dcols(Dtype::F32, cols_v), dxo(Dtype::F32, c.N * image);
-    col2im(Dtype::F32, dcols.ptr(), c.N, g, dxo.ptr());
+    for (int64_t n = 0; n < c.N; ++n) hg::cpu::col2im(cols_v.data() + n * P, g, NP, want_x.data() + n * image);
+    Typed dcols(DType::F32, cols_v), dxo(DType::F32, c.N * image);
+    launch_col2im(DType::F32, dcols.ptr(), c.N, g, dxo.ptr());
     t.close("col2im" + shape + " F32", dxo.to_host(), want_x, 1e-6, 1e-6);
   }
 }
@@ -131,18 +129,18 @@ void test_conv_swaps(hg::test::Checker& t) {
   for (int64_t n = 0; n < N; ++n)
     for (int64_t f = 0; f < F; ++f)
       for (int64_t p = 0; p < P; ++p) swapped[(f * N + n) * P + p] = x[(n * F + f) * P + p];
-  for (Dtype dt : hg::test::kAllDtypes) {
+  for (DType dt : hg::test::kAllDtypes) {
     const auto xr = round_to(dt, x);
     Typed dx(dt, xr), dy(dt, N * F * P);
-    swap01(dt, dx.ptr(), F, N, P, dy.ptr());
+    launch_swap01(dt, dx.ptr(), F, N, P, dy.ptr());
     std::vector<float> want(N * F * P);
     for (int64_t n = 0; n < N; ++n)
       for (int64_t f = 0; f < F; ++f)
         for (int64_t p = 0; p < P; ++p) want[(f * N + n) * P + p] = xr[(n * F + f) * P + p];
     t.exact(tag("swap01 (3,5,7) -> (5,3,7)", dt), dy.to_host(), want, size_t(P));
     // conv_output: acc (F, N, P) F32 -> y (N, F, P) in dt, + bias
-    Typed acc(Dtype::F32, swapped), b(Dtype::F32, bias), y(dt, N * F * P);
-    conv_output(static_cast<const float*>(acc.ptr()), static_cast<const float*>(b.ptr()), N, F, P, dt, y.ptr());
+    Typed acc(DType::F32, swapped), b(DType::F32, bias), y(dt, N * F * P);
+    launch_conv_output(static_cast<const float*>(acc.ptr()), static_cast<const float*>(b.ptr()), N, F, P, dt, y.ptr());
     for (int64_t n = 0; n < N; ++n)
       for (int64_t f = 0; f < F; ++f)
         for (int64_t p = 0; p < P; ++p) out[(n * F + f) * P + p] = round_to(dt, x[(n * F + f) * P + p] + bias[f]);
@@ -186,13 +184,13 @@ void test_pooling(hg::test::Checker& t) {
         }
     DeviceBuffer<float> dx(x), ddy(dy), y(nout), dxg(nin);
     DeviceBuffer<int32_t> arg(nout);
-    max_pool2d_forward(dx.ptr, N, g, y.ptr, arg.ptr);
+    launch_max_pool2d_forward(dx.ptr, N, g, y.ptr, arg.ptr);
     t.exact("max_pool2d forward" + shape, y.to_host(), want_max);
-    max_pool2d_backward(ddy.ptr, arg.ptr, N, g, dxg.ptr);
+    launch_max_pool2d_backward(ddy.ptr, arg.ptr, N, g, dxg.ptr);
     t.close("max_pool2d backward" + shape, dxg.to_host(), want_dmax, 1e-6, 1e-6);
-    avg_pool2d_forward(dx.ptr, N, g, y.ptr);
+    launch_avg_pool2d_forward(dx.ptr, N, g, y.ptr);
     t.close("avg_pool2d forward" + shape, y.to_host(), want_avg, 1e-6, 1e-5);
-    avg_pool2d_backward(ddy.ptr, N, g, dxg.ptr);
+    launch_avg_pool2d_backward(ddy.ptr, N, g, dxg.ptr);
     t.close("avg_pool2d backward" + shape, dxg.to_host(), want_davg, 1e-6, 1e-5);
   }
 }
@@ -229,7 +227,7 @@ void test_batch_norm(hg::test::Checker& t) {
 
   DeviceBuffer<float> dx(xf), ddy(dyf), dg(gf), db(bf), dyo(n), sm(C), si(C), dxg(n), dgam(C), dbet(C);
   DeviceBuffer<float> rm(std::vector<float>(C, 0.0f)), rv(std::vector<float>(C, 1.0f));
-  batch_norm_forward_train(dx.ptr, dg.ptr, db.ptr, N, C, HW, eps, momentum, rm.ptr, rv.ptr, dyo.ptr, sm.ptr, si.ptr);
+  launch_batch_norm_forward_train(dx.ptr, dg.ptr, db.ptr, N, C, HW, eps, momentum, rm.ptr, rv.ptr, dyo.ptr, sm.ptr, si.ptr);
   t.close("batch_norm forward (train) (4,3,10)", dyo.to_host(), std::vector<float>(y.begin(), y.end()), 1e-5, 1e-5);
   std::vector<float> want_rm(C), want_rv(C);
   for (int64_t c = 0; c < C; ++c) {
@@ -261,13 +259,13 @@ void test_batch_norm(hg::test::Checker& t) {
     want_dg[c] = float((loss(x, gp, b) - loss(x, gm, b)) / (2 * h));
     want_db[c] = float((loss(x, g, bp) - loss(x, g, bm)) / (2 * h));
   }
-  batch_norm_backward(ddy.ptr, dx.ptr, dg.ptr, sm.ptr, si.ptr, N, C, HW, dxg.ptr, dgam.ptr, dbet.ptr);
+  launch_batch_norm_backward(ddy.ptr, dx.ptr, dg.ptr, sm.ptr, si.ptr, N, C, HW, dxg.ptr, dgam.ptr, dbet.ptr);
   t.close("batch_norm backward dx vs finite differences", dxg.to_host(), want_dx, 1e-4, 1e-3);
   t.close("batch_norm backward dgamma", dgam.to_host(), want_dg, 1e-4, 1e-3);
   t.close("batch_norm backward dbeta", dbet.to_host(), want_db, 1e-4, 1e-3);
 
   // Eval mode with given running statistics.
-  batch_norm_forward_eval(dx.ptr, dg.ptr, db.ptr, rm.ptr, rv.ptr, N, C, HW, eps, dyo.ptr);
+  launch_batch_norm_forward_eval(dx.ptr, dg.ptr, db.ptr, rm.ptr, rv.ptr, N, C, HW, eps, dyo.ptr);
   std::vector<float> want_eval(n);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t c = (i / HW) % C;
@@ -279,13 +277,13 @@ void test_batch_norm(hg::test::Checker& t) {
 void test_optimizers(hg::test::Checker& t) {
   const int64_t n = 777;
   const auto p0 = uniform(n, -1, 1, 11), g1 = uniform(n, -1, 1, 12), g2 = uniform(n, -1, 1, 13);
-  for (Dtype dt : hg::test::kAllDtypes) {
+  for (DType dt : hg::test::kAllDtypes) {
     // SGD, momentum 0.9, dampening 0.1, weight decay 0.01, Nesterov; two steps.
     const auto p = round_to(dt, p0), ga = round_to(dt, g1), gb = round_to(dt, g2);
     Typed dp(dt, p), dga(dt, ga), dgb(dt, gb);
     DeviceBuffer<float> buf(n);
     const float lr = 0.1f, mom = 0.9f, damp = 0.1f, wd = 0.01f;
-    sgd_step(dt, dp.ptr(), dga.ptr(), buf.ptr, n, lr, mom, damp, wd, true, true);
+    launch_sgd_step(dt, dp.ptr(), dga.ptr(), buf.ptr, n, lr, mom, damp, wd, true, true);
     std::vector<float> pr = p, b(n);
     for (int64_t i = 0; i < n; ++i) {
       const double g = ga[i] + wd * double(pr[i]);
@@ -294,7 +292,7 @@ void test_optimizers(hg::test::Checker& t) {
     }
     const std::vector<float> p_after1 = dp.to_host();
     t.close(tag("sgd (momentum, dampening, wd, nesterov) step 1", dt), p_after1, pr, 1e-6, storage_rtol(dt));
-    sgd_step(dt, dp.ptr(), dgb.ptr(), buf.ptr, n, lr, mom, damp, wd, true, false);
+    launch_sgd_step(dt, dp.ptr(), dgb.ptr(), buf.ptr, n, lr, mom, damp, wd, true, false);
     for (int64_t i = 0; i < n; ++i) {
       const double g = gb[i] + wd * double(p_after1[i]);  // continue from the GPU's step 1
       const double bb = mom * b[i] + (1 - damp) * g;
@@ -309,7 +307,7 @@ void test_optimizers(hg::test::Checker& t) {
       const float alr = 0.01f, b1 = 0.9f, b2 = 0.999f, aeps = 1e-8f, awd = 0.1f;
       std::vector<double> rp(p.begin(), p.end()), rm(n, 0), rv(n, 0);
       for (int step = 1; step <= 3; ++step) {
-        adam_step(dt, ap.ptr(), dga.ptr(), m.ptr, v.ptr, n, alr, b1, b2, aeps, awd, decoupled, step);
+        launch_adam_step(dt, ap.ptr(), dga.ptr(), m.ptr, v.ptr, n, alr, b1, b2, aeps, awd, decoupled, step);
         for (int64_t i = 0; i < n; ++i) {
           double g = ga[i], pi = rp[i];
           if (decoupled) pi *= 1 - alr * awd;
@@ -321,7 +319,7 @@ void test_optimizers(hg::test::Checker& t) {
         }
       }
       t.close(tag(decoupled ? "adamw 3 steps" : "adam (L2) 3 steps", dt), ap.to_host(),
-              std::vector<float>(rp.begin(), rp.end()), dt == Dtype::F32 ? 1e-6 : 2e-3, storage_rtol(dt));
+              std::vector<float>(rp.begin(), rp.end()), dt == DType::F32 ? 1e-6 : 2e-3, storage_rtol(dt));
     }
   }
 }

@@ -1,5 +1,5 @@
 #pragma once
-// Device buffers of a given hg::cuda::Dtype for the op tests: upload floats (rounded RNE to
+// Device buffers of a given hg::DType for the op tests: upload floats (rounded RNE to
 // the storage type), download as floats, and the rounding itself for building references.
 #include "cuda/ops/dtype.h"
 #include "tests/gpu/gpu_test.h"
@@ -12,35 +12,36 @@
 
 namespace hg::test {
 
-inline float round_to(hg::cuda::Dtype dt, float v) {
+inline float round_to(hg::DType dt, float v) {
   switch (dt) {
-    case hg::cuda::Dtype::F32: return v;
-    case hg::cuda::Dtype::F16: return __half2float(__float2half_rn(v));
-    case hg::cuda::Dtype::BF16: return __bfloat162float(__float2bfloat16_rn(v));
+    case hg::DType::F32: return v;
+    case hg::DType::F16: return __half2float(__float2half_rn(v));
+    case hg::DType::BF16: return __bfloat162float(__float2bfloat16_rn(v));
+    case hg::DType::F64: break;  // no F64 kernels: the tests never ask
   }
   return v;
 }
-inline std::vector<float> round_to(hg::cuda::Dtype dt, std::vector<float> v) {
+inline std::vector<float> round_to(hg::DType dt, std::vector<float> v) {
   for (float& x : v) x = round_to(dt, x);
   return v;
 }
 
 // Relative tolerance of one rounding to the storage type (half an ULP is the RNE bound;
 // we allow 2 ULPs since the reference is rounded too).
-inline double storage_rtol(hg::cuda::Dtype dt) {
-  return dt == hg::cuda::Dtype::F32 ? 1e-5 : dt == hg::cuda::Dtype::F16 ? 2.0 / 1024 : 2.0 / 128;
+inline double storage_rtol(hg::DType dt) {
+  return dt == hg::DType::F32 ? 1e-5 : dt == hg::DType::F16 ? 2.0 / 1024 : 2.0 / 128;
 }
 
 struct Typed {
-  hg::cuda::Dtype dt;
+  hg::DType dt;
   size_t n;
   DeviceBuffer<unsigned char> buf;
-  Typed(hg::cuda::Dtype t, size_t count) : dt(t), n(count), buf(count * hg::cuda::dtype_bytes(t)) {}
-  Typed(hg::cuda::Dtype t, const std::vector<float>& v) : Typed(t, v.size()) {
+  Typed(hg::DType t, size_t count) : dt(t), n(count), buf(count * hg::dtype_size(t)) {}
+  Typed(hg::DType t, const std::vector<float>& v) : Typed(t, v.size()) {
     std::vector<unsigned char> bytes(buf.n);
     for (size_t i = 0; i < n; ++i) {
-      if (dt == hg::cuda::Dtype::F32) std::memcpy(&bytes[4 * i], &v[i], 4);
-      else if (dt == hg::cuda::Dtype::F16) { __half h = __float2half_rn(v[i]); std::memcpy(&bytes[2 * i], &h, 2); }
+      if (dt == hg::DType::F32) std::memcpy(&bytes[4 * i], &v[i], 4);
+      else if (dt == hg::DType::F16) { __half h = __float2half_rn(v[i]); std::memcpy(&bytes[2 * i], &h, 2); }
       else { __nv_bfloat16 h = __float2bfloat16_rn(v[i]); std::memcpy(&bytes[2 * i], &h, 2); }
     }
     hg::cuda::copy_host_to_device(buf.ptr, bytes.data(), bytes.size());
@@ -50,8 +51,8 @@ struct Typed {
     std::vector<unsigned char> bytes = buf.to_host();
     std::vector<float> v(n);
     for (size_t i = 0; i < n; ++i) {
-      if (dt == hg::cuda::Dtype::F32) std::memcpy(&v[i], &bytes[4 * i], 4);
-      else if (dt == hg::cuda::Dtype::F16) { __half h; std::memcpy(&h, &bytes[2 * i], 2); v[i] = __half2float(h); }
+      if (dt == hg::DType::F32) std::memcpy(&v[i], &bytes[4 * i], 4);
+      else if (dt == hg::DType::F16) { __half h; std::memcpy(&h, &bytes[2 * i], 2); v[i] = __half2float(h); }
       else { __nv_bfloat16 h; std::memcpy(&h, &bytes[2 * i], 2); v[i] = __bfloat162float(h); }
     }
     return v;
@@ -68,6 +69,6 @@ inline std::vector<float> uniform(size_t n, float lo, float hi, uint64_t seed) {
   return v;
 }
 
-inline const hg::cuda::Dtype kAllDtypes[] = {hg::cuda::Dtype::F32, hg::cuda::Dtype::F16, hg::cuda::Dtype::BF16};
+inline const hg::DType kAllDtypes[] = {hg::DType::F32, hg::DType::F16, hg::DType::BF16};
 
 }  // namespace hg::test

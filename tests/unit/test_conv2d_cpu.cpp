@@ -8,7 +8,7 @@
 
 #include "framework/cpu/conv2d.h"
 
-using hg::cpu::ConvGeometry;
+using hg::ConvGeometry;
 
 namespace {
 

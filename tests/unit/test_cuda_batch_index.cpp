@@ -18,21 +18,14 @@
 #include "framework/cpu/im2col.h"
 
 using namespace hg::cuda;
+using hg::ConvGeometry;
 
 namespace {
 
 struct Case { int64_t N, C, H, W, K, stride, pad; };
 
-ConvGeometry geometry(const Case& c) {
-  ConvGeometry g;
-  g.C = c.C; g.H = c.H; g.W = c.W; g.KH = g.KW = c.K; g.stride_h = g.stride_w = c.stride; g.pad_h = g.pad_w = c.pad;
-  return g;
-}
-hg::cpu::ConvGeometry cpu_geometry(const Case& c) {
-  hg::cpu::ConvGeometry g;
-  g.C = c.C; g.H = c.H; g.W = c.W; g.KH = g.KW = c.K; g.stride_h = g.stride_w = c.stride; g.pad_h = g.pad_w = c.pad;
-  return g;
-}
+// One geometry for the GPU's index maps and the CPU's im2col (framework/cpu/conv_geometry.h).
+ConvGeometry geometry(const Case& c) { return ConvGeometry::of(c.C, c.H, c.W, c.K, c.K, c.stride, c.pad); }
 
 // cols (CKK, N·P) as the kernel fills it: one element per (r, col), from im2col_batch_source.
 std::vector<float> batch_im2col(const std::vector<float>& x, int64_t N, const ConvGeometry& g) {
@@ -63,7 +56,7 @@ TEST_CASE("im2col over a batch: image n's columns are the CPU's im2col of image 
     const int64_t P = g.positions(), NP = c.N * P, image = c.C * c.H * c.W;
     const std::vector<float> x = values(c.N * image, 1);
     std::vector<float> want(g.patch() * NP);
-    for (int64_t n = 0; n < c.N; ++n) hg::cpu::im2col(x.data() + n * image, cpu_geometry(c), want.data() + n * P, NP);
+    for (int64_t n = 0; n < c.N; ++n) hg::cpu::im2col(x.data() + n * image, geometry(c), want.data() + n * P, NP);
     CHECK(batch_im2col(x, c.N, g) == want);
   }
 }
@@ -112,7 +105,7 @@ TEST_CASE("conv as one GEMM over the batch: swap(W · cols) + b equals the CPU's
   // The CPU engine's recipe, one image at a time.
   std::vector<float> want(y.size()), cols1(CKK * P);
   for (int64_t n = 0; n < c.N; ++n) {
-    hg::cpu::im2col(x.data() + n * image, cpu_geometry(c), cols1.data(), P);
+    hg::cpu::im2col(x.data() + n * image, geometry(c), cols1.data(), P);
     hg::cpu::sgemm(false, false, F, P, CKK, 1.0f, w.data(), CKK, cols1.data(), P, 0.0f, want.data() + n * F * P, P);
     for (int64_t f = 0; f < F; ++f)
       for (int64_t p = 0; p < P; ++p) want[(n * F + f) * P + p] += b[f];

@@ -7,9 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "cuda/runtime/memory.h"
 #include "framework/ops/check.h"
+#include "framework/ops/cuda_ops.h"
 #include "framework/tensor/tensor.h"
 #include "framework/train/cli.h"
+#include "framework/version.h"
 
 using namespace hg;
 
@@ -47,11 +50,10 @@ TEST_CASE("--device auto falls back to the CPU without a GPU; --device cuda is a
   CHECK(train::device_from_flag("cpu") == Device::CPU);
   const std::string e = error_of([] { train::device_from_flag("cuda"); });
   INFO("message: " << e);
-#if HG_WITH_CUDA
-  CHECK(e.find("no usable CUDA GPU") != std::string::npos);
-#else
-  CHECK(e == "built without CUDA; use --device cpu");
-#endif
+  if (built_with_cuda())
+    CHECK(e.find("no usable CUDA GPU") != std::string::npos);
+  else
+    CHECK(e == "built without CUDA; use --device cpu");
   CHECK(e.find("use --device cpu") != std::string::npos);
   // a tensor move says the same
   CHECK(error_of([] { Tensor::zeros({2}).to(Device::CUDA); }) == e);
@@ -62,19 +64,35 @@ TEST_CASE("--device and --gemm flags") {
   CHECK(parse(f, {"--device", "auto", "--gemm", "cublas"}) == 0);
   CHECK(f.device == "auto");
   CHECK(f.gemm == "cublas");
-#if HG_WITH_CUDA
+  // every build keeps the setting (one without CUDA never reads it)
   CHECK(cuda::gemm_backend() == cuda::GemmBackend::Cublas);
   CHECK(parse(f, {"--gemm", "ladder"}) == 0);
   CHECK(cuda::gemm_backend() == cuda::GemmBackend::Ladder);
-#endif
+  CHECK_FALSE(cuda::allow_tf32());
+  CHECK(parse(f, {"--tf32"}) == 0);
+  CHECK(cuda::allow_tf32());
+  cuda::set_allow_tf32(false);
   train::CommonFlags g;
   CHECK(parse(g, {"--gemm", "magma"}) != 0);  // a bad value: CLI11 refuses it (exit code 2 in main)
   CHECK(g.gemm == "ladder");
 }
 
-#if !HG_WITH_CUDA
-TEST_CASE("ops on a CUDA tensor need a CUDA build") {
-  // no CUDA tensor can be made here; the dispatch's CPU-only branch gives the build message
-  CHECK(error_of([] { no_cuda_build("relu"); }) == "relu: built without CUDA; use --device cpu");
+TEST_CASE("a build without CUDA: every entry of the GPU layer says so, the runtime has no GPU") {
+  if (built_with_cuda()) return;  // the layer's wrappers run instead (tests/gpu)
+  const std::string tail = ": built without CUDA; use --device cpu";
+  CHECK(error_of([] { no_cuda_build("relu"); }) == "relu" + tail);
+  CHECK(error_of([] { cuda::unary("relu", cuda::Unary::Relu, Tensor::ones({2})); }) == "relu" + tail);
+  CHECK(error_of([] { cuda::gemm(false, false, 1, 1, 1, Tensor::ones({1, 1}), Tensor::ones({1, 1})); }) ==
+        "matmul" + tail);
+  CHECK(error_of([] { cuda::cast(Tensor::ones({2}), DType::F16); }) == "cast" + tail);
+  CHECK(error_of([] { cuda::softmax(Tensor::ones({2}), 0, true); }) == "log_softmax" + tail);
+  CHECK(error_of([] {
+          Tensor p = Tensor::ones({2}), buf;
+          cuda::sgd_step(p, p, buf, 0.1, 0, 0, 0, false, true);
+        }) == "SGD" + tail);
+  CHECK(error_of([] { cuda::unscale_and_check({Tensor::ones({2})}, 0.5f, false); }) == "unscale_" + tail);
+  CHECK_FALSE(cuda::available());
+  CHECK(cuda::device_count() == 0);
+  CHECK(cuda::no_gpu_reason() == "this build has no CUDA backend");
+  CHECK(error_of([] { cuda::device_malloc(16); }) == "built without CUDA; use --device cpu");
 }
-#endif

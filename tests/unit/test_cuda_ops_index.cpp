@@ -11,6 +11,7 @@
 #include <vector>
 
 using namespace hg::cuda;
+using hg::ConvGeometry;
 
 TEST_CASE("broadcast offsets match the nested-loop definition") {
   // out (2, 3, 4) from a (2, 1, 4) and b (3, 1)
@@ -51,15 +52,11 @@ TEST_CASE("broadcast: same shapes, scalars, and shapes that do not broadcast") {
 TEST_CASE("im2col_source reproduces hg::cpu::im2col for strides and padding") {
   struct G { int64_t C, H, W, K, s, p; };
   for (G t : {G{2, 5, 6, 3, 1, 1}, G{3, 7, 7, 3, 2, 0}, G{1, 8, 5, 2, 2, 1}, G{2, 4, 4, 1, 1, 0}}) {
-    ConvGeometry g;
-    g.C = t.C; g.H = t.H; g.W = t.W; g.KH = g.KW = t.K; g.stride_h = g.stride_w = t.s; g.pad_h = g.pad_w = t.p;
-    hg::cpu::ConvGeometry cg;
-    cg.C = t.C; cg.H = t.H; cg.W = t.W; cg.KH = cg.KW = t.K; cg.stride_h = cg.stride_w = t.s; cg.pad_h = cg.pad_w = t.p;
-    REQUIRE(g.positions() == cg.positions());
+    const ConvGeometry g = ConvGeometry::of(t.C, t.H, t.W, t.K, t.K, t.s, t.p);  // the CPU's and the GPU's
     std::vector<float> x(size_t(t.C * t.H * t.W));
     for (size_t i = 0; i < x.size(); ++i) x[i] = float(i + 1);  // every pixel distinct and non-zero
     std::vector<float> want(size_t(g.patch() * g.positions()));
-    hg::cpu::im2col(x.data(), cg, want.data(), cg.positions());
+    hg::cpu::im2col(x.data(), g, want.data(), g.positions());
     int mismatches = 0;
     for (int64_t r = 0; r < g.patch(); ++r)
       for (int64_t q = 0; q < g.positions(); ++q) {

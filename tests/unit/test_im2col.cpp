@@ -7,7 +7,7 @@
 
 #include "framework/cpu/im2col.h"
 
-using hg::cpu::ConvGeometry;
+using hg::ConvGeometry;
 
 namespace {
 
