@@ -152,7 +152,7 @@ TEST_CASE("without the scaler's state the resumed run departs (the state is need
   CHECK(resumed.scaler.get_scale() != straight.scaler.get_scale());
 }
 
-TEST_CASE("CheckpointExtras carries the scaler and extra tensors; a checkpoint without them is refused") {
+TEST_CASE("CheckpointExtras carries the scaler and extra tensors, a checkpoint without them is refused") {
   hg::data::SyntheticOptions o;
   o.n = 200;
   o.noise = 1.0f;

@@ -103,7 +103,7 @@ TEST_CASE("SmallCNN: unscaled F16-autocast gradients match FP32's and do not dep
   }
 }
 
-TEST_CASE("SmallCNN: F16 rounding moves a few max-pool winners; that is the conv gradient gap") {
+TEST_CASE("SmallCNN: F16 rounding moves a few max-pool winners, that is the conv gradient gap") {
   hg::Generator gen(7);
   hg::nn::SmallCNN model(gen);
   const Tensor x = batch_images();

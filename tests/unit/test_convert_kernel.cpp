@@ -227,7 +227,7 @@ TEST_CASE("convert kernels: the FPU reference for BF16 agrees with framework/dty
   }
 }
 
-TEST_CASE("convert kernels: vcvtneps2bf16 flushes subnormal inputs to zero; the avx512_bf16 kernel rounds them") {
+TEST_CASE("convert kernels: vcvtneps2bf16 flushes subnormal inputs to zero, the avx512_bf16 kernel rounds them") {
   if (!cpu_avx512_bf16()) skip("this CPU has no AVX512_BF16 instructions");
   const ConvertKernel* bf16 = nullptr;
   for (const ConvertKernel* k : hg::cpu::supported_convert_kernels())

@@ -41,7 +41,7 @@ int parse(train::CommonFlags& flags, std::vector<std::string> args) {
 }
 }  // namespace
 
-TEST_CASE("--device auto falls back to the CPU without a GPU; --device cuda is an error") {
+TEST_CASE("--device auto falls back to the CPU without a GPU, --device cuda is an error") {
   if (cuda_available()) {
     CHECK(train::device_from_flag("auto") == Device::CUDA);
     return;

@@ -323,7 +323,7 @@ TEST_CASE("launch limits: 64-bit offsets into padded buffers") {
   CHECK_FALSE(padded_dim_fits(0, 16));
 }
 
-TEST_CASE("launch limits: grid.y holds 65535 row tiles; a taller C is split into row slabs") {
+TEST_CASE("launch limits: grid.y holds 65535 row tiles, a taller C is split into row slabs") {
   const GridSize g = gemm_grid(32, 65535, "rung 05");
   CHECK(g.x == 32u);
   CHECK(g.y == 65535u);

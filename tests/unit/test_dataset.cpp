@@ -376,7 +376,7 @@ TEST_CASE("image folder: classes are sorted subfolders, pixels land in (C, H, W)
   CHECK(hg::data::load_image_folder(dir.path, one).n == 2);
 }
 
-TEST_CASE("image folder: unequal sizes are an error unless a size is set; bad files are named") {
+TEST_CASE("image folder: unequal sizes are an error unless a size is set, bad files are named") {
   TempDir dir;
   std::system(("mkdir -p '" + dir.path + "/a' '" + dir.path + "/b'").c_str());
   write_png(dir.path + "/a/1.png", 8, 8, 1, 0);

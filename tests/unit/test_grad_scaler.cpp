@@ -339,7 +339,7 @@ TEST_CASE("unscale_ refuses F16 gradients, as PyTorch does, and says why and wha
   CHECK(b.grad().to_vector()[0] == std::ldexp(1.0f, -26));
 }
 
-TEST_CASE("state_dict carries the bounds and factors; old state dicts still load; bad ones are refused") {
+TEST_CASE("state_dict carries the bounds and factors, old state dicts still load, bad ones are refused") {
   ScaleRule rule;
   rule.init_scale = 8.0f;
   rule.growth_factor = 1.1;

@@ -249,7 +249,7 @@ TEST_CASE("idx: truncated and corrupted gzip are errors naming the file") {
   }
 }
 
-TEST_CASE("idx: concatenated gzip members are one stream; junk after the end is an error") {
+TEST_CASE("idx: concatenated gzip members are one stream, junk after the end is an error") {
   TempDir dir;
   const Bytes raw = idx_file(0x08, {3, 28, 28}, counting(3 * 28 * 28));
   const Bytes first(raw.begin(), raw.begin() + 1000), second(raw.begin() + 1000, raw.end());

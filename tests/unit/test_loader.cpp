@@ -134,7 +134,7 @@ TEST_CASE("loader: a restored state continues bit-for-bit, also through a checkp
   CHECK_THROWS_AS(l.set_state({1, 0, 38}), std::invalid_argument);
 }
 
-TEST_CASE("loader: an empty dataset is refused; a state for another dataset or past its end is refused") {
+TEST_CASE("loader: an empty dataset is refused, a state for another dataset or past its end is refused") {
   const hg::data::ImageDataset empty = small_set(0);
   CHECK_THROWS_WITH_AS(hg::DataLoader(empty, {8, true, false, 0}), "DataLoader: the dataset has no images",
                        std::invalid_argument);

@@ -97,7 +97,7 @@ TEST_CASE("master grads are unscaled and an inf is reported") {
 #include "framework/nn/sequential.h"
 #include "framework/ops/ops.h"
 
-TEST_CASE("convert_model_ keeps batch norm in F32; one master-weights step through both") {
+TEST_CASE("convert_model_ keeps batch norm in F32, one master-weights step through both") {
   hg::Generator gen(4);
   auto conv = std::make_shared<hg::nn::Conv2d>(1, 4, 3, gen, 1, 1);
   auto bn = std::make_shared<hg::nn::BatchNorm2d>(4);

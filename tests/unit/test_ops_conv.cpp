@@ -52,7 +52,7 @@ TEST_CASE("batch_norm2d updates running statistics as PyTorch does") {
   CHECK(seen == 2);
 }
 
-TEST_CASE("dropout: keeps 1-p of the values, scaled by 1/(1-p); eval is the identity") {
+TEST_CASE("dropout: keeps 1-p of the values, scaled by 1/(1-p), eval is the identity") {
   Generator gen(5);
   Tensor x = Tensor::ones({100000});
   std::vector<float> y = dropout(x, 0.25, true, gen).to_vector();

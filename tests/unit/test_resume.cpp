@@ -369,7 +369,7 @@ TEST_CASE("a checkpoint load refuses NaN or inf in weights and optimizer state, 
   CHECK(s.opt->steps_taken() == 3);
 }
 
-TEST_CASE("a checkpoint with NaN weights is never saved; the previous file stays") {
+TEST_CASE("a checkpoint with NaN weights is never saved, the previous file stays") {
   const data::ImageDataset ds = synthetic(48);
   DataLoader loader(ds, {16, true, false, 5});
   Setup a("mlp_adamw", 1);

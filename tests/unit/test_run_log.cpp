@@ -219,7 +219,7 @@ std::string capture_stderr(Fn fn) {
 }
 }  // namespace
 
-TEST_CASE("run log: a resumed log starts on a fresh line after a half line; the reader counts it corrupt") {
+TEST_CASE("run log: a resumed log starts on a fresh line after a half line, the reader counts it corrupt") {
   TempDir dir;
   const std::string events = dir.path + "/r/events.jsonl";
   {
@@ -287,7 +287,7 @@ TEST_CASE("run log: a failed write of an event warns once, loses no line, and th
   CHECK(hg::io::read_run_json(dir.path + "/r/run.json")["events_dropped"] == 3);
 }
 
-TEST_CASE("run log: non-finite numbers in any field (and in run.json) become strings; bytes that are not UTF-8 do not throw") {
+TEST_CASE("run log: non-finite numbers in any field (and in run.json) become strings, bytes that are not UTF-8 do not throw") {
   TempDir dir;
   {
     hg::io::RunLog log(dir.path + "/r", {{"args", {{"lr", NAN}}}});
@@ -303,7 +303,7 @@ TEST_CASE("run log: non-finite numbers in any field (and in run.json) become str
   CHECK(json::parse(lines[1])["text"] == "bad \xef\xbf\xbd\xef\xbf\xbd bytes");  // U+FFFD twice
 }
 
-TEST_CASE("run log: run.json is replaced atomically; a failed rewrite at the end keeps the previous one") {
+TEST_CASE("run log: run.json is replaced atomically, a failed rewrite at the end keeps the previous one") {
   TempDir dir;
   hg::io::RunLog log(dir.path + "/r", {{"lesson", "x"}});
   const std::string run_json = dir.path + "/r/run.json";
@@ -318,7 +318,7 @@ TEST_CASE("run log: run.json is replaced atomically; a failed rewrite at the end
   ::rmdir(hg::io::atomic_temp_path(run_json).c_str());
 }
 
-TEST_CASE("read_events: a line longer than the limit is corrupt and skipped; a folder is refused") {
+TEST_CASE("read_events: a line longer than the limit is corrupt and skipped, a folder is refused") {
   TempDir dir;
   const std::string path = dir.path + "/events.jsonl";
   {

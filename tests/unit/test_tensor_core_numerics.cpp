@@ -114,7 +114,7 @@ TEST_CASE("products of two F16, BF16 or TF32 values are exact in F32") {
   CHECK(double(1.1f * 1.3f) != double(1.1f) * double(1.3f));
 }
 
-TEST_CASE("the emulation: small integers sum exactly in any order; TF32 = an F32 GEMM of the rounded values") {
+TEST_CASE("the emulation: small integers sum exactly in any order, TF32 = an F32 GEMM of the rounded values") {
   using namespace hg::cuda::gemm;
   const int M = 33, N = 29, K = 300;
   std::vector<float> A(M * K), B(K * N), R(M * K), S(K * N);

@@ -137,7 +137,7 @@ TEST_CASE("scale_shift: log2 of the scale, 0 for a scale that is not a positive 
   }
 }
 
-TEST_CASE("heat_rgb: every input gives a colour of the ramp; NaN is the bottom of it") {
+TEST_CASE("heat_rgb: every input gives a colour of the ramp, NaN is the bottom of it") {
   const Rgb bottom = heat_rgb(0), top = heat_rgb(1);
   CHECK((bottom.r == 12 && bottom.g == 10 && bottom.b == 40));
   CHECK((top.r == 250 && top.g == 240 && top.b == 140));

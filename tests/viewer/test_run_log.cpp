@@ -566,7 +566,7 @@ TEST_CASE("exponents: exp_min .. exp_max within the formats' range (2^-149 .. 2^
   check_refused(with(good_hist(), "exp_min", -40.5), "exp_min: -40.5 is not a whole number");
 }
 
-TEST_CASE("scales: finite and > 0 within the formats' range; a logged loss scale may be inf/nan") {
+TEST_CASE("scales: finite and > 0 within the formats' range, a logged loss scale may be inf/nan") {
   CHECK(min_loss_scale() == hg::kFP32.min_subnormal());
   CHECK(max_loss_scale() == hg::kFP32.max_finite());
   CHECK(why_refused(with(good_hist(), "scale", min_loss_scale())) == "");
