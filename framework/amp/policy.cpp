@@ -27,6 +27,7 @@ const std::vector<PolicyEntry>& policy_table() {
       {"pow", P::FP32},
       {"layer_norm", P::FP32},
       {"norm", P::FP32},
+      {"causal_softmax", P::FP32},
       // Promote to the widest input dtype.
       {"add", P::Promote},
       {"sub", P::Promote},
@@ -49,6 +50,8 @@ const std::vector<PolicyEntry>& policy_table() {
       {"dropout", P::None},
       {"reshape", P::None},
       {"flatten", P::None},
+      {"embedding", P::None},
+      {"causal_mask", P::None},
   };
   return table;
 }
