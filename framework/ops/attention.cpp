@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
+#include <vector>
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/elementwise.h"
@@ -74,17 +76,32 @@ Tensor causal_softmax(const Tensor& x_arg, double scale) {
   const Tensor x = amp::autocast_cast(x_arg, "causal_softmax");
   const int64_t T = check_scores("causal_softmax", x);
   // Row i sees keys 0..i; the max is subtracted so every exponent is ≤ 0 (no overflow).
-  Tensor y = map_rows(x, T, [T, scale](int64_t i, const auto* xr, auto* yr) {
-    using S = std::remove_const_t<std::remove_pointer_t<decltype(xr)>>;
+  Tensor xc = x.contiguous();
+  Tensor y = Tensor::empty(xc.shape(), xc.dtype());
+  const int64_t rows = xc.numel() / T;
+  visit_dtype(xc.dtype(), [&](auto tag) {
+    using S = decltype(tag);
     using C = compute_t<S>;
+    const S* px = xc.data<S>();
+    S* py = y.data<S>();
     const C s = C(scale);
-    C m = -INFINITY;
-    for (int64_t j = 0; j <= i; ++j) m = std::max(m, s * load(xr[j]));
-    C sum = 0;
-    for (int64_t j = 0; j <= i; ++j) sum += std::exp(s * load(xr[j]) - m);
-    const C inv = C(1) / sum;
-    for (int64_t j = 0; j <= i; ++j) yr[j] = store<S>(std::exp(s * load(xr[j]) - m) * inv);
-    for (int64_t j = i + 1; j < T; ++j) yr[j] = store<S>(0);
+#pragma omp parallel if (xc.numel() > cpu::kParallelMin)
+    {
+      std::vector<C> e(static_cast<size_t>(T));  // this thread's row of exponentials
+#pragma omp for
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t i = r % T;
+        const S* xr = px + r * T;
+        S* yr = py + r * T;
+        C m = -INFINITY;
+        for (int64_t j = 0; j <= i; ++j) m = std::max(m, s * load(xr[j]));
+        C sum = 0;
+        for (int64_t j = 0; j <= i; ++j) sum += (e[j] = std::exp(s * load(xr[j]) - m));
+        const C inv = C(1) / sum;
+        for (int64_t j = 0; j <= i; ++j) yr[j] = store<S>(e[j] * inv);  // the one rounding
+        for (int64_t j = i + 1; j < T; ++j) yr[j] = store<S>(0);
+      }
+    }
   });
   // Softmax's Jacobian on the unmasked keys, times the scale (y = 0 on the masked ones):
   //   dx[i, j] = s · y[i, j] · (dy[i, j] − Σ_{k≤i} dy[i, k] · y[i, k])
