@@ -161,15 +161,19 @@ TextCorpus make_text_corpus(const std::string& text_in, const std::string& sourc
   c.vocab.erase(std::unique(c.vocab.begin(), c.vocab.end()), c.vocab.end());
 
   // Each split must hold one window of block_size inputs plus the target after the last.
-  const int64_t n_val = int64_t(double(c.num_chars) * val_fraction);
-  const int64_t n_train = c.num_chars - n_val, need = block_size + 1;
-  if (n_train < need || n_val < need)
+  const int64_t need = block_size + 1;
+  auto val_size = [&](int64_t n) { return int64_t(double(n) * val_fraction); };
+  auto fits = [&](int64_t n) { return val_size(n) >= need && n - val_size(n) >= need; };
+  const int64_t n_val = val_size(c.num_chars), n_train = c.num_chars - n_val;
+  if (!fits(c.num_chars)) {
+    int64_t enough = int64_t(double(need) / std::min(val_fraction, 1 - val_fraction)) - 2;
+    while (!fits(enough)) ++enough;  // the shortest text that fits (a step or two up)
     throw std::runtime_error(fmt::format(
         "{} is too short for block_size {}: {} characters split into {} for training and {} for "
         "validation (the last {:g}%), and each split needs at least block_size + 1 = {}; use a "
         "text of at least {} characters or a smaller block size",
-        source, block_size, c.num_chars, n_train, n_val, 100 * val_fraction, need,
-        int64_t(double(need) / std::min(val_fraction, 1 - val_fraction)) + 1));
+        source, block_size, c.num_chars, n_train, n_val, 100 * val_fraction, need, enough));
+  }
 
   std::vector<int32_t> ids(chars.size());
   for (size_t i = 0; i < chars.size(); ++i)

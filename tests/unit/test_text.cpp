@@ -184,7 +184,9 @@ TEST_CASE("a text too short for the context is refused, for either split, naming
   CHECK_ERROR(hg::data::load_text_corpus(f.path, 10),
               "text file " + f.path + " is too short for block_size 10: 100 characters split into 90 for "
               "training and 10 for validation (the last 10%), and each split needs at least block_size + 1 = 11; "
-              "use a text of at least 111 characters or a smaller block size");
+              "use a text of at least 110 characters or a smaller block size");
+  TempFile enough("enough.txt", repeat("0123456789", 11));  // the 110 the message asks for fit
+  CHECK(hg::data::load_text_corpus(enough.path, 10).val.size() == 11);
   // a large validation fraction starves the training split instead
   CHECK_ERROR(hg::data::load_text_corpus(f.path, 20, 0.8), "split into 20 for training and 80 for validation");
   CHECK_ERROR(hg::data::make_text_corpus("abc", "x", 0), "x: block_size must be ≥ 1, got 0");
