@@ -177,6 +177,48 @@ TEST_CASE("a binary file is refused: a NUL byte, or bytes that are not UTF-8, wi
   CHECK_ERROR(hg::data::load_text_corpus(f.path, 8), "(a binary file?)");
 }
 
+TEST_CASE("random bytes: whatever the decoder accepts re-encodes to exactly the same bytes") {
+  // An accepted overlong form, surrogate or stray byte would come back as different bytes.
+  // The bytes are drawn from the interesting ranges: ASCII, continuation bytes, lead bytes
+  // of every length, and the bytes that can never appear (C0, C1, F5..FF).
+  const std::vector<uint8_t> pool = {'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p',
+                                     'q', 'r', '\n', 0x7F, 0x80, 0x8F, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
+                                     0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF};
+  uint64_t state = 12345;
+  int accepted = 0, multibyte = 0;
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::string s = "ab";  // room for a 1-character window in each split (block_size 1)
+    auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+    const int len = 1 + int(next() % 8);
+    for (int i = 0; i < len; ++i) {
+      if (trial % 2 == 0) {  // any byte of the pool
+        s += char(pool[next() % pool.size()]);
+      } else {               // a lead byte and 0-3 continuation-like bytes: near-valid sequences
+        static const uint8_t lead[] = {0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5};
+        static const uint8_t cont[] = {0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 'a'};
+        s += char(lead[next() % 10]);
+        for (int k = int(next() % 4); k > 0; --k) s += char(cont[next() % 7]);
+      }
+    }
+    s += "cd";
+    TextCorpus c;
+    try {
+      c = hg::data::make_text_corpus(s, "random", 1, 0.5);
+    } catch (const std::runtime_error& e) {
+      CHECK_MESSAGE(std::string(e.what()).find("random is not UTF-8 text") == 0, e.what());
+      continue;
+    }
+    ++accepted;
+    multibyte += c.vocab.back() >= 0x80;
+    std::vector<int32_t> all = c.train;
+    all.insert(all.end(), c.val.begin(), c.val.end());
+    REQUIRE_MESSAGE(c.decode(all) == s, "trial " << trial);
+  }
+  MESSAGE(accepted << " of 20000 random strings were valid UTF-8, " << multibyte << " with multi-byte characters");
+  CHECK(accepted > 1000);
+  CHECK(multibyte > 150);
+}
+
 TEST_CASE("a text too short for the context is refused, for either split, naming the sizes") {
   // 100 characters: 90 train, 10 validation; block_size 9 needs 10 per split
   TempFile f("short.txt", repeat("0123456789", 10));
