@@ -115,20 +115,22 @@ Baselines baselines(const hg::data::TextCorpus& corpus) {
 }
 
 // The mean loss over `batches` fixed validation batches of B sequences, without a graph,
-// in the run's precision.
-double validation_loss(hg::nn::GPT& model, const std::vector<int32_t>& val, int64_t B, int64_t T, int64_t batches,
-                       DType autocast) {
+// in the run's precision. Each batch is evaluated in K micro-batches, as training does:
+// the same sequences whatever K, and only a K-th of them in memory at a time.
+double validation_loss(hg::nn::GPT& model, const std::vector<int32_t>& val, int64_t B, int64_t K, int64_t T,
+                       int64_t batches, DType autocast) {
   hg::NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
   double sum = 0;
   for (int64_t i = 0; i < batches; ++i) {
-    const hg::data::TokenBatch b = hg::data::random_batch(val, B, T, kValSeed, i);
-    hg::amp::Autocast ac(autocast == DType::F32 ? DType::F16 : autocast, autocast != DType::F32);
-    sum += hg::nn::GPT::loss(model.forward(b.x, b.B, b.T), b.y).item();
+    for (const hg::data::TokenBatch& m : hg::train::split_batch(hg::data::random_batch(val, B, T, kValSeed, i), K)) {
+      hg::amp::Autocast ac(autocast == DType::F32 ? DType::F16 : autocast, autocast != DType::F32);
+      sum += hg::nn::GPT::loss(model.forward(m.x, m.B, m.T), m.y).item();
+    }
   }
   model.train(was_training);
-  return sum / double(batches);
+  return sum / double(batches * K);
 }
 
 // ---- 3. compute ------------------------------------------------------------------------------------
@@ -164,12 +166,12 @@ double measure_peak_gflops(hg::Device device) {
   return best;
 }
 
-Compute compute_of(const hg::nn::GPT& model, hg::Device device) {
+Compute compute_of(const hg::nn::GPT& model, hg::Device device, double peak_gflops) {
   const hg::nn::GPTConfig& c = model.config;
   Compute out;
   out.matmul_params = model.num_parameters() - c.block_size * c.n_embd;  // all but wpe
   out.flops_per_token = 6.0 * double(out.matmul_params) + 12.0 * double(c.n_layer * c.n_embd * c.block_size);
-  out.peak_gflops = measure_peak_gflops(device);
+  out.peak_gflops = peak_gflops > 0 ? peak_gflops : measure_peak_gflops(device);
   return out;
 }
 
@@ -179,17 +181,20 @@ struct Options {
   hg::nn::GPTConfig model;
   std::string precision = "fp32";  // fp32 | amp_f16 | amp_bf16
   std::string data;                // a UTF-8 text file; "" = the fortunes corpus
-  int64_t steps = 1000;
-  int64_t warmup = 50;
+  int64_t steps = 600;
+  int64_t stop_after = 0;          // > 0: end this invocation after that many steps (a run in parts)
+  int64_t warmup = 30;
   double min_lr_ratio = 0.1;       // the cosine ends at lr · this
   double grad_clip = 1.0;          // 0 = no clipping
   int64_t grad_accum = 1;
-  int64_t eval_every = 200;
+  int64_t eval_every = 100;
   int64_t eval_batches = 10;
   int64_t sample_chars = 400;
   double temperature = 0.8;
   uint64_t sample_seed = 0;
+  double peak_gflops = 0;          // > 0: the peak MFU is measured against, instead of measuring it
   std::string prompt = "\n";
+  bool untied = false;             // --untied: the LM head has its own weight
 };
 
 DType autocast_dtype(const std::string& precision) {
@@ -205,7 +210,7 @@ nlohmann::json recorded_flags(const Options& o) {
                       {"--min-lr-ratio", o.min_lr_ratio}, {"--grad-clip", o.grad_clip},
                       {"--precision", o.precision}, {"--n-layer", o.model.n_layer}, {"--n-head", o.model.n_head},
                       {"--n-embd", o.model.n_embd}, {"--block-size", o.model.block_size},
-                      {"--dropout", o.model.dropout}, {"--untied", !o.model.tied}};
+                      {"--dropout", o.model.dropout}, {"--untied", o.untied}};
   if (!o.data.empty()) j["--data"] = o.data;
   return j;
 }
@@ -230,6 +235,7 @@ int train(const Options& o, const hg::data::TextCorpus& corpus, hg::Device devic
   const DType low = autocast_dtype(o.precision);
   hg::nn::GPTConfig config = o.model;
   config.vocab_size = corpus.vocab_size();
+  config.tied = !o.untied;
 
   // ---- the baselines
   const Baselines base = baselines(corpus);
@@ -252,13 +258,13 @@ int train(const Options& o, const hg::data::TextCorpus& corpus, hg::Device devic
       o.common.lr, std::max<int64_t>(1, o.steps - o.warmup), o.common.lr * o.min_lr_ratio, o.warmup);
   hg::amp::GradScaler scaler(hg::amp::ScaleRule{}, /*enabled=*/o.precision == "amp_f16");
 
-  const Compute comp = compute_of(model, device);
+  const Compute comp = compute_of(model, device, o.peak_gflops);
   std::printf("== 3. model and compute: %s\n  %lld parameters, %lld in matmuls (N, all but the position embedding)\n",
               config.str().c_str(), (long long)model.num_parameters(), (long long)comp.matmul_params);
   std::printf("  FLOPs per token = 6N + 12·L·C·T = %.0f + %.0f = %.3g\n", 6.0 * double(comp.matmul_params),
               12.0 * double(config.n_layer * config.n_embd * config.block_size), comp.flops_per_token);
-  std::printf("  peak of this machine: %.1f GFLOP/s (best 1024³ F32 matmul, %s, measured now)\n\n",
-              comp.peak_gflops, hg::device_name(device));
+  std::printf("  peak of this machine: %.1f GFLOP/s (%s, %s)\n\n", comp.peak_gflops,
+              o.peak_gflops > 0 ? "--peak-gflops" : "the best 1024³ F32 matmul, measured now", hg::device_name(device));
 
   // ---- resume
   hg::train::TrainingState state;
@@ -314,15 +320,21 @@ int train(const Options& o, const hg::data::TextCorpus& corpus, hg::Device devic
     if (o.grad_clip > 0) log.scalar(step, "train/grad_norm", grad_norm);
     if (scaler.is_enabled()) log.loss_scale(step, scale, !stepped, !stepped);
 
-    const bool last = step + 1 == o.steps;
-    if ((step + 1) % o.eval_every == 0 || last || step == state.step) {
-      last_val = validation_loss(model, corpus.val, B / K, T, o.eval_batches, low);
+    const bool last = step + 1 == o.steps, stop = o.stop_after > 0 && step + 1 == o.stop_after;
+    if ((step + 1) % o.eval_every == 0 || last || stop || step == state.step) {
+      last_val = validation_loss(model, corpus.val, B, K, T, o.eval_batches, low);
       log.scalar(step, "val/loss", last_val);
       log.scalar(step, "lr", opt.lr());
       std::printf("  %6lld %9.4f %9.4f %9.4f %9.4f %10.3g %10g\n", (long long)step + 1, loss_ema, last_val,
                   base.unigram, base.uniform, opt.lr(), double(scaler.get_scale()));
       std::fflush(stdout);
       if (!o.common.checkpoint.empty()) save(o, model, opt, scaler, gen, step + 1);
+    }
+    if (stop) {
+      ++step;
+      std::printf("stopped after step %lld of %lld (--stop-after); --resume continues the run\n",
+                  (long long)step, (long long)o.steps);
+      break;
     }
   }
 
@@ -374,6 +386,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(OneOf({"fp32", "amp_f16", "amp_bf16"}));
   app.add_option("--steps", o.steps, "optimizer steps")->capture_default_str()
       ->check(WholeIn(1, 10000000, "a number of steps from 1 to 10^7"));
+  app.add_option("--stop-after", o.stop_after, "end after this many steps of the run (resume later)")
+      ->check(WholeIn(1, 10000000, "a number of steps from 1 to 10^7"));
   app.add_option("--warmup", o.warmup, "steps of linear warmup before the cosine")->capture_default_str()
       ->check(WholeIn(0, 10000000, "a number of steps from 0 to 10^7"));
   app.add_option("--min-lr-ratio", o.min_lr_ratio, "the cosine ends at lr times this")->capture_default_str()
@@ -392,7 +406,7 @@ int main(int argc, char** argv) {
       ->check(WholeIn(1, 16384, "a context from 1 to 16384"));
   app.add_option("--dropout", o.model.dropout, "dropout probability")->capture_default_str()
       ->check(FiniteIn(0.0, 0.99, "a probability from 0 to 0.99"));
-  app.add_flag("--untied", [&o](int64_t) { o.model.tied = false; }, "an LM head of its own (default: tied to wte)");
+  app.add_flag("--untied", o.untied, "an LM head of its own (default: tied to wte)");
   app.add_option("--eval-every", o.eval_every, "validation loss every N steps")->capture_default_str()
       ->check(WholeIn(1, 10000000, "a number of steps from 1 to 10^7"));
   app.add_option("--eval-batches", o.eval_batches, "validation batches per evaluation")->capture_default_str()
@@ -403,6 +417,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(FiniteIn(1e-3, 100.0, "a temperature from 0.001 to 100"));
   app.add_option("--sample-seed", o.sample_seed, "seed of the sampling")->capture_default_str()
       ->check(WholeIn(0, kMaxWhole, "a seed from 0 to 2^63-1"));
+  app.add_option("--peak-gflops", o.peak_gflops, "the machine's peak for MFU (default: measure it)")
+      ->check(NonNegative());
   app.add_option("--prompt", o.prompt, "text the sample starts from (characters of the corpus)");
   HG_PARSE_FLAGS(app, argc, argv);
 
@@ -429,7 +445,6 @@ int main(int argc, char** argv) {
   if (!device_from_flag(o.common.device, "lesson_12", device)) return 2;
   apply_threads(o.common.threads);
 
-  show_f16_attention();
   hg::data::TextCorpus corpus;
   try {
     corpus = hg::data::load_text_corpus(o.data, o.model.block_size);
@@ -437,6 +452,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return usage_error(app, e.what());
   }
+  show_f16_attention();
   if (resuming) {
     // nothing left to train: say so before any work
     const nlohmann::json meta = hg::io::load_checkpoint(o.common.resume).meta;
