@@ -54,6 +54,20 @@ learns)
   "$L" $T --steps 60 --eval-every 60 --lr 0.01 >out.txt
   cat out.txt
   grep -q "^sample (temperature 0.8, seed 0):" out.txt
+  # the compute: N and the FLOPs per token from the configuration's formulas (L = 1, C = 16,
+  # T = 8): parameters L(12C² + 13C) + VC + TC + 2C, N = all but the TC of wpe,
+  # FLOPs/token = 6N + 12·L·C·T; and MFU = achieved / peak (--peak-gflops 1)
+  V=$(sed -n 's/.*vocabulary \([0-9]*\).*/\1/p' out.txt)
+  params=$(( 12 * 16 * 16 + 13 * 16 + V * 16 + 8 * 16 + 2 * 16 ))
+  N=$(( params - 8 * 16 ))
+  grep -q "^  $params parameters, $N in matmuls" out.txt || { echo "expected $params parameters, N = $N"; exit 1; }
+  grep -q "FLOPs per token = 6N + 12·L·C·T = $(( 6 * N )) + $(( 12 * 16 * 8 )) = " out.txt \
+    || { echo "expected 6N = $(( 6 * N )) and 12LCT = 1536"; exit 1; }
+  # compute: S s/step, R tokens/s × F FLOPs/token = A GFLOP/s achieved, MFU M% of 1.0 GFLOP/s
+  awk '/^compute:/ { r = $4; f = $7; a = $10; m = $14; sub("%", "", m); p = r * f / 1e9
+                     d1 = a - p; d2 = m - 100 * p; if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
+                     ok = p > 0 && d1 <= 0.005 + 0.005 * p && d2 <= 0.05 + 0.5 * p }
+       END { exit !ok }' out.txt || { echo "achieved is not tokens/s × FLOPs/token, or MFU not achieved / peak"; exit 1; }
   awk '/^RESULT/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
        END { exit !(v["val_loss"] + 0 < 0.8 * v["unigram"]) }' out.txt ;;
 *)
