@@ -50,6 +50,7 @@ const std::vector<PolicyEntry>& policy_table() {
       {"square", P::FP32},  // PyTorch's square is pow(x, 2)
       {"layer_norm", P::FP32},
       {"norm", P::FP32},
+      {"causal_softmax", P::FP32},
       // Promote to the widest input dtype.
       {"add", P::Promote, kBinaryPyTorch, kBinaryWhy},
       {"sub", P::Promote, kBinaryPyTorch, kBinaryWhy},
@@ -73,6 +74,8 @@ const std::vector<PolicyEntry>& policy_table() {
       {"dropout", P::None},
       {"reshape", P::None},
       {"flatten", P::None},
+      {"embedding", P::None},
+      {"causal_mask", P::None},
   };
   return table;
 }

@@ -25,4 +25,7 @@ Tensor default_uniform(const Shape& shape, int64_t fan_in, Generator& gen);
 // N(0, 2 / fan_out): torchvision's ResNet convolutions.
 Tensor kaiming_normal_fan_out(const Shape& shape, int64_t fan_out, Generator& gen);
 
+// N(0, std²): GPT-2's initialisation (std 0.02 for every weight matrix and embedding).
+Tensor normal(const Shape& shape, double std, Generator& gen);
+
 }  // namespace hg::nn::init

@@ -15,7 +15,13 @@ Linear::Linear(int64_t in, int64_t out, Generator& gen, bool with_bias)
   }
 }
 
-Tensor Linear::forward(const Tensor& x) { return linear(x, weight, bias); }
+Tensor Linear::forward(const Tensor& x) {
+  if (x.dim() <= 2) return linear(x, weight, bias);
+  // (..., in) -> (rows, in) -> (rows, out) -> (..., out); reshape is a view when x is contiguous
+  Shape out_shape = x.shape();
+  out_shape.back() = out_features;
+  return reshape(linear(reshape(x, {-1, x.shape().back()}), weight, bias), out_shape);
+}
 
 std::string Linear::describe() const {
   return "Linear(" + std::to_string(in_features) + " -> " + std::to_string(out_features) +

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <utility>
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/copy.h"
@@ -120,6 +123,7 @@ Tensor clone(const Tensor& x) {
 }
 
 Tensor expand(const Tensor& x, const Shape& shape) {
+  check_defined("expand", x, "x");
   const int64_t nd = static_cast<int64_t>(shape.size()), xd = x.dim();
   if (xd > nd)
     op_error("expand", "cannot expand " + shape_str(x.shape()) + " to fewer dims " + shape_str(shape));
@@ -130,7 +134,109 @@ Tensor expand(const Tensor& x, const Shape& shape) {
     else if (x.shape()[i] == 1) strides[d] = 0;
     else op_error("expand", "cannot expand " + shape_str(x.shape()) + " to " + shape_str(shape));
   }
-  return x.view_of(shape, strides, x.impl().offset);
+  Tensor y = x.view_of(shape, strides, x.impl().offset);
+  // Each element of x was read by every position of the repeated dims: its gradient is the
+  // sum of theirs.
+  Shape x_shape = x.shape();
+  return record("expand", y, {x}, [x_shape](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{sum_to_shape(dy, x_shape)};
+  });
+}
+
+// ---- transpose, permute: the same numbers read in another order ------------------------
+
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
+  check_defined("permute", x, "x");
+  const int64_t nd = x.dim();
+  if (static_cast<int64_t>(dims.size()) != nd)
+    op_error("permute", fmt::format("needs one entry per dim: x has shape {}, got {} entries",
+                                    shape_str(x.shape()), dims.size()));
+  Shape shape(nd), strides(nd);
+  std::vector<int64_t> inverse(nd, -1);  // inverse[dims[i]] = i: where each dim of x went
+  for (int64_t i = 0; i < nd; ++i) {
+    const int64_t d = wrap_dim("permute", dims[i], nd);
+    if (inverse[d] >= 0)
+      op_error("permute", fmt::format("dim {} appears twice in {}", d, shape_str(dims)));
+    inverse[d] = i;
+    shape[i] = x.shape()[d];
+    strides[i] = x.strides()[d];
+  }
+  Tensor y = x.view_of(shape, strides, x.impl().offset);
+  // y[..i..] = x[..dims[i]..]: the gradient goes back through the inverse permutation,
+  // also a view (no copy).
+  return record("permute", y, {x}, [inverse](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{permute(dy, inverse)};
+  });
+}
+
+Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
+  check_defined("transpose", x, "x");
+  std::vector<int64_t> dims(static_cast<size_t>(x.dim()));
+  for (int64_t d = 0; d < x.dim(); ++d) dims[d] = d;
+  std::swap(dims[wrap_dim("transpose", dim0, x.dim())], dims[wrap_dim("transpose", dim1, x.dim())]);
+  return permute(x, dims);  // a swap is its own inverse; permute records the graph
+}
+
+// ---- narrow, split: a window along one dim ----------------------------------------------
+
+namespace {
+
+// dx (x_shape) = 0 except positions [start, start + length) of `dim`, which get dy.
+// Viewed as (outer, n, inner) the window of each outer index is one contiguous run.
+Tensor narrow_backward(const Tensor& dy_in, const Shape& x_shape, int64_t dim, int64_t start) {
+  Tensor dy = dy_in.contiguous();
+  Tensor dx = Tensor::zeros(x_shape, dy.dtype());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= x_shape[d];
+  for (size_t d = dim + 1; d < x_shape.size(); ++d) inner *= x_shape[d];
+  const int64_t n = x_shape[dim], length = dy.shape()[dim];
+  const size_t run = static_cast<size_t>(length * inner) * dtype_size(dy.dtype());
+  const char* src = static_cast<const char*>(dy.raw_data());
+  char* dst = static_cast<char*>(dx.raw_data());
+  const size_t es = dtype_size(dy.dtype());
+#pragma omp parallel for if (dy.numel() > (1 << 15))
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(dst + static_cast<size_t>((o * n + start) * inner) * es, src + o * run, run);
+  return dx;
+}
+
+}  // namespace
+
+Tensor narrow(const Tensor& x, int64_t dim_in, int64_t start, int64_t length) {
+  check_defined("narrow", x, "x");
+  if (x.dim() == 0) op_error("narrow", "cannot narrow a 0-dimensional tensor");
+  const int64_t dim = wrap_dim("narrow", dim_in, x.dim()), n = x.shape()[dim];
+  if (start < 0 || length < 0 || start + length > n)
+    op_error("narrow", fmt::format("[{}, {}) is out of range for dim {} of size {} (shape {})",
+                                   start, start + length, dim, n, shape_str(x.shape())));
+  switch (x.device()) {
+    case Device::CPU: break;  // a view; the backward below runs on the CPU
+    case Device::CUDA:
+#if HG_WITH_CUDA
+      throw std::runtime_error("narrow has no CUDA kernel in this build; run on --device cpu");
+#else
+      no_cuda_build("narrow");
+#endif
+  }
+  Shape shape = x.shape();
+  shape[dim] = length;
+  Tensor y = x.view_of(shape, x.strides(), x.impl().offset + start * x.strides()[dim]);
+  // d(x[.., start:start+length, ..])/dx: dy lands in that window of a zero gradient.
+  Shape x_shape = x.shape();
+  return record("narrow", y, {x}, [x_shape, dim, start](const Tensor& dy, const NeedsGrad&) {
+    return std::vector<Tensor>{narrow_backward(dy, x_shape, dim, start)};
+  });
+}
+
+std::vector<Tensor> split(const Tensor& x, int64_t size, int64_t dim_in) {
+  check_defined("split", x, "x");
+  if (x.dim() == 0) op_error("split", "cannot split a 0-dimensional tensor");
+  const int64_t dim = wrap_dim("split", dim_in, x.dim()), n = x.shape()[dim];
+  if (size <= 0) op_error("split", fmt::format("size must be positive, got {}", size));
+  std::vector<Tensor> pieces;
+  for (int64_t start = 0; start < n; start += size)
+    pieces.push_back(narrow(x, dim, start, std::min(size, n - start)));
+  return pieces;
 }
 
 }  // namespace hg

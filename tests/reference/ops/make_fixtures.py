@@ -13,6 +13,7 @@ need no Python.
 """
 import json
 import os
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -176,6 +177,62 @@ def conv_cases():
     return c
 
 
+def gpt_cases():
+    """The ops a GPT block adds. A generator of their own, so these cases do not shift the
+    random inputs of the files above."""
+    global gen
+    saved, gen = gen, torch.Generator().manual_seed(20250113)
+    c = []
+    w = rand(7, 5)
+    ids = [[3, 0, 3], [6, 1, 3]]  # token 3 three times: its gradient row sums three rows
+    c.append(case("embedding (7,5)[(2,3) ids]", "embedding",
+                  lambda w, ids=ids: F.embedding(torch.tensor(ids), w), [w],
+                  {"ids": sum(ids, []), "ids_shape": [2, 3]}))
+    x, g, b = rand(2, 3, 8, lo=-2, hi=2), rand(8, lo=0.5, hi=1.5), rand(8)
+    c.append(case("layer_norm (2,3,8)", "layer_norm",
+                  lambda x, g, b: F.layer_norm(x, (8,), g, b, 1e-5), [x, g, b], {"eps": 1e-5}))
+    c.append(case("layer_norm no affine", "layer_norm",
+                  lambda x: F.layer_norm(x, (8,), None, None, 1e-5), [x], {"eps": 1e-5}))
+    off = (rand(4, 16) * 0.1 + 300.0).float().double()  # |mean| >> std: one-pass E[x²]−E[x]² is off by ~1e-9
+    c.append(case("layer_norm mean 300 std 0.06", "layer_norm",
+                  lambda x, g, b: F.layer_norm(x, (16,), g, b, 1e-5), [off, rand(16), rand(16)], {"eps": 1e-5}))
+    for (sa, sb, ta, tb) in (((2, 3, 4, 5), (2, 3, 5, 6), False, False),
+                             ((2, 1, 4, 5), (3, 5, 6), False, False),
+                             ((2, 3, 5, 4), (2, 3, 6, 5), True, True),
+                             ((2, 3, 4, 5), (2, 3, 6, 5), False, True),
+                             ((3, 5, 4), (5, 2), True, False),
+                             ((2, 4, 5), (5, 3), False, False),
+                             ((2, 4, 5), (3, 5), False, True),
+                             ((4, 5), (2, 5, 3), False, False)):
+        a, bb = rand(*sa), rand(*sb)
+        c.append(case(f"matmul batched {sa}{'^T' if ta else ''} x {sb}{'^T' if tb else ''}", "matmul",
+                      lambda x, y, ta=ta, tb=tb: (x.transpose(-1, -2) if ta else x) @ (y.transpose(-1, -2) if tb else y),
+                      [a, bb], {"trans_a": ta, "trans_b": tb}))
+    t4 = rand(2, 3, 4, 5)
+    c.append(case("transpose (2,3,4,5) 1<->2", "transpose", lambda t: t.transpose(1, 2), [t4], {"dim0": 1, "dim1": 2}))
+    c.append(case("transpose (2,3,4,5) 0<->-1", "transpose", lambda t: t.transpose(0, -1), [t4], {"dim0": 0, "dim1": -1}))
+    c.append(case("permute (2,3,4,5) (3,0,2,1)", "permute", lambda t: t.permute(3, 0, 2, 1), [t4], {"dims": [3, 0, 2, 1]}))
+    c.append(case("reshape of a transposed view", "transpose_reshape",
+                  lambda t: t.transpose(1, 2).reshape(2, 4, 15), [t4], {"dim0": 1, "dim1": 2, "shape": [2, 4, 15]}))
+    t3 = rand(2, 7, 3)
+    c.append(case("narrow dim 1 [2, 5)", "narrow", lambda t: t.narrow(1, 2, 3), [t3], {"dim": 1, "start": 2, "length": 3}))
+    for i in range(3):
+        c.append(case(f"split 3 along dim 1, piece {i}", "split",
+                      lambda t, i=i: t.split(3, 1)[i], [t3], {"size": 3, "dim": 1, "index": i}))
+    col = rand(3, 1)
+    c.append(case("expand (3,1) -> (2,3,4)", "expand", lambda t: t.expand(2, 3, 4), [col], {"shape": [2, 3, 4]}))
+    s = rand(2, 3, 5, 5, lo=-4, hi=4)
+    upper = torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1)
+    for scale in (1.0, 0.5):
+        c.append(case(f"causal_softmax (2,3,5,5) scale {scale}", "causal_softmax",
+                      lambda t, scale=scale: (t * scale).masked_fill(upper, float("-inf")).softmax(-1),
+                      [s], {"scale": scale}))
+    c.append(case("softmax of causal_mask (2,3,5,5)", "causal_mask_softmax",
+                  lambda t: t.masked_fill(upper, float("-inf")).softmax(-1), [s]))
+    gen = saved
+    return c
+
+
 def write(name, cases):
     path = os.path.join(HERE, name)
     with open(path + ".tmp", "w") as f:
@@ -185,8 +242,18 @@ def write(name, cases):
     print(f"{path}: {len(cases)} cases")
 
 
+FILES = {"basic.json": basic_cases, "matmul.json": matmul_cases,
+         "softmax_loss.json": softmax_loss_cases, "conv.json": conv_cases, "gpt_ops.json": gpt_cases}
+
 if __name__ == "__main__":
-    write("basic.json", basic_cases())
-    write("matmul.json", matmul_cases())
-    write("softmax_loss.json", softmax_loss_cases())
-    write("conv.json", conv_cases())
+    # Every file by default; name some (make_fixtures.py gpt_ops.json) to rewrite only those.
+    # The files share one generator, in this order: a named file is written only after the
+    # ones before it have drawn their inputs, so its numbers are the same either way.
+    wanted = sys.argv[1:] or list(FILES)
+    for name in wanted:
+        if name not in FILES:
+            sys.exit(f"make_fixtures.py: unknown file {name} (known: {', '.join(FILES)})")
+    for name, make in FILES.items():
+        cases = make()
+        if name in wanted:
+            write(name, cases)

@@ -1,0 +1,143 @@
+#pragma once
+// A small GPT (a decoder-only transformer, as GPT-2), laid out and named as Karpathy's
+// nanoGPT so that a PyTorch twin loads the same weights by name.
+//
+// Legend: B batch, T positions (≤ block_size), C = n_embd, H = n_head, D = C / H the head
+// width, V vocabulary.
+//
+//   ids (B, T)
+//   x = wte[ids] + wpe[0..T)                                     (B, T, C)   embeddings
+//   n_layer blocks, each pre-norm with a residual around both halves:
+//     x = x + attn(ln_1(x))      causal multi-head self-attention
+//     x = x + mlp(ln_2(x))       C -> 4C, GELU, 4C -> C
+//   logits = ln_f(x) · Wᵀ                                        (B, T, V)
+//   W = wte's weight (tied, as GPT-2) or lm_head's own (untied)
+//
+// Attention, per head:  q, k, v = x·W_q, x·W_k, x·W_v (one c_attn Linear makes all three)
+//   att = causal_softmax(q·kᵀ, 1/√D)  (B, H, T, T)     y = att·v  (B, H, T, D)
+// then the heads are concatenated back to (B, T, C) and projected by c_proj.
+//
+// Parameter names (nanoGPT's): transformer.wte.weight, transformer.wpe.weight,
+//   transformer.h.{i}.ln_1.{weight,bias}, .attn.c_attn.{weight,bias}, .attn.c_proj.{weight,bias},
+//   .ln_2.{weight,bias}, .mlp.c_fc.{weight,bias}, .mlp.c_proj.{weight,bias},
+//   transformer.ln_f.{weight,bias}, and lm_head.weight (no bias) only when untied.
+//
+// Initialisation (GPT-2, as nanoGPT): every Linear weight and both embeddings N(0, 0.02²),
+// biases 0, LayerNorms weight 1 bias 0; the two projections that write into the residual
+// stream (attn.c_proj, mlp.c_proj) N(0, (0.02/√(2·n_layer))²), so the sum of 2·n_layer
+// residual additions keeps the scale of one.
+//
+// Dropout (config.dropout > 0, training mode only) sits where nanoGPT has it: after the
+// embeddings, on the attention weights, after each c_proj.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/nn/embedding.h"
+#include "framework/nn/layer_norm.h"
+#include "framework/nn/linear.h"
+#include "framework/nn/sequential.h"
+
+namespace hg::nn {
+
+struct GPTConfig {
+  int64_t n_layer = 4;
+  int64_t n_head = 4;
+  int64_t n_embd = 128;
+  int64_t block_size = 128;  // the longest context; wpe has one row per position
+  int64_t vocab_size = 0;    // from the corpus
+  double dropout = 0.0;
+  bool tied = true;          // the LM head reuses the token embedding (GPT-2); false: lm_head.weight
+  // Throws std::invalid_argument naming the field: sizes ≥ 1, n_embd a multiple of n_head,
+  // dropout in [0, 1).
+  void validate() const;
+  std::string str() const;   // "n_layer 4, n_head 4, n_embd 128, block_size 128, vocab 102, ..."
+};
+
+class CausalSelfAttention : public Module {
+ public:
+  CausalSelfAttention(const GPTConfig& config, Generator& gen);
+  Tensor forward(const Tensor& x) override;  // (B, T, C) -> (B, T, C)
+  std::string describe() const override;
+
+  std::shared_ptr<Linear> c_attn;  // C -> 3C: q, k, v side by side
+  std::shared_ptr<Linear> c_proj;  // C -> C
+
+ private:
+  int64_t n_head_;
+  double dropout_;
+  Generator& gen_;
+};
+
+// nanoGPT's MLP (named "mlp" in a block): C -> 4C, GELU, 4C -> C.
+class FeedForward : public Module {
+ public:
+  FeedForward(const GPTConfig& config, Generator& gen);
+  Tensor forward(const Tensor& x) override;  // (B, T, C) -> (B, T, C)
+  std::string describe() const override { return "MLP (GELU)"; }
+
+  std::shared_ptr<Linear> c_fc, c_proj;
+
+ private:
+  double dropout_;
+  Generator& gen_;
+};
+
+class Block : public Module {
+ public:
+  Block(const GPTConfig& config, Generator& gen);
+  Tensor forward(const Tensor& x) override;  // (B, T, C) -> (B, T, C)
+  std::string describe() const override { return "Block"; }
+
+  std::shared_ptr<LayerNorm> ln_1, ln_2;
+  std::shared_ptr<CausalSelfAttention> attn;
+  std::shared_ptr<FeedForward> mlp;
+};
+
+// nanoGPT's `transformer` ModuleDict: everything but the LM head.
+class GPTTransformer : public Module {
+ public:
+  GPTTransformer(const GPTConfig& config, Generator& gen);
+  Tensor forward(const Tensor& ids) override;  // (B, T) float ids -> (B, T, C)
+  Tensor forward(const std::vector<int32_t>& ids, int64_t B, int64_t T);
+  std::string describe() const override { return "transformer"; }
+
+  std::shared_ptr<Embedding> wte, wpe;
+  std::shared_ptr<Sequential> h;  // the blocks, named 0, 1, ...
+  std::shared_ptr<LayerNorm> ln_f;
+
+ private:
+  double dropout_;
+  Generator& gen_;
+};
+
+class GPT : public Module {
+ public:
+  // `gen` draws the initial weights and, when config.dropout > 0, the dropout masks: the
+  // model keeps a reference, so the generator must outlive it (as nn::Dropout's).
+  GPT(const GPTConfig& config, Generator& gen);
+  // ids (B, T) as a float tensor of integer ids -> logits (B, T, V)
+  Tensor forward(const Tensor& ids) override;
+  // ids as a text batch holds them, row-major (B·T) -> logits (B, T, V)
+  Tensor forward(const std::vector<int32_t>& ids, int64_t B, int64_t T);
+  std::string describe() const override;
+
+  // The mean cross entropy of predicting targets (B·T ids) from logits (B, T, V).
+  static Tensor loss(const Tensor& logits, const std::vector<int32_t>& targets);
+
+  const GPTConfig config;
+  std::shared_ptr<GPTTransformer> transformer;
+  std::shared_ptr<Linear> lm_head;  // null when tied
+  // The weight the logits are computed with: wte's (tied) or lm_head's.
+  const Tensor& head_weight() const;
+};
+
+// Sampling: extends `prompt` (token ids, at least one) by `n_new` tokens, one at a time:
+// the logits of the last position (of at most block_size) are divided by `temperature`
+// (< 1 sharper, > 1 flatter; > 0), and the next id is drawn from their softmax with `gen`.
+// Runs in eval mode without a graph; the model's mode is restored after.
+std::vector<int32_t> generate(GPT& model, std::vector<int32_t> prompt, int64_t n_new, double temperature,
+                              Generator& gen);
+
+}  // namespace hg::nn

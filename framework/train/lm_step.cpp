@@ -1,0 +1,49 @@
+#include "framework/train/lm_step.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "framework/amp/autocast.h"
+#include "framework/autograd/backward.h"
+#include "framework/ops/ops.h"
+
+namespace hg::train {
+
+std::vector<data::TokenBatch> split_batch(const data::TokenBatch& batch, int64_t K) {
+  if (K < 1 || batch.B % K != 0)
+    throw std::invalid_argument("gradient accumulation: " + std::to_string(batch.B) + " sequences per batch do not split into " +
+                                std::to_string(K) + " equal micro-batches");
+  const int64_t b = batch.B / K, T = batch.T;
+  std::vector<data::TokenBatch> out(static_cast<size_t>(K));
+  for (int64_t k = 0; k < K; ++k) {
+    data::TokenBatch& m = out[size_t(k)];
+    m.B = b;
+    m.T = T;
+    m.x.assign(batch.x.begin() + k * b * T, batch.x.begin() + (k + 1) * b * T);
+    m.y.assign(batch.y.begin() + k * b * T, batch.y.begin() + (k + 1) * b * T);
+    if (!batch.starts.empty()) m.starts.assign(batch.starts.begin() + k * b, batch.starts.begin() + (k + 1) * b);
+  }
+  return out;
+}
+
+double accumulate_gradients(nn::GPT& model, const amp::GradScaler& scaler,
+                            const std::vector<data::TokenBatch>& micro, DType autocast) {
+  if (micro.empty()) throw std::invalid_argument("accumulate_gradients: no micro-batch");
+  const double K = double(micro.size());
+  double loss_sum = 0;
+  for (const data::TokenBatch& m : micro) {
+    if (m.B != micro[0].B || m.T != micro[0].T)
+      throw std::invalid_argument("accumulate_gradients: micro-batches of different sizes would weigh their tokens unequally");
+    Tensor loss;
+    {
+      amp::Autocast ac(autocast == DType::F32 ? DType::F16 : autocast, /*enabled=*/autocast != DType::F32);
+      loss = nn::GPT::loss(model.forward(m.x, m.B, m.T), m.y);  // () F32: the mean over B/K·T tokens
+    }
+    loss_sum += loss.item();
+    // L_k / K: the batch's loss is the mean of the micro-batch means
+    scaler.scale(K == 1 ? loss : div(loss, K)).backward();
+  }
+  return loss_sum / K;
+}
+
+}  // namespace hg::train

@@ -1,0 +1,51 @@
+#pragma once
+// One optimizer step of a language model, with gradient accumulation:
+//
+//   K micro-batches of B/K sequences each give the gradients of one batch of B sequences.
+//
+//   opt.zero_grad();                                   // the caller, once per step
+//   double loss = accumulate_gradients(model, scaler, micro, low);   // K forwards and backwards
+//   scaler.unscale_(opt);                              // the caller: unscale, clip, step, update
+//   hg::amp::clip_grad_norm_(opt.params(), clip);
+//   scaler.step(opt);  scaler.update();                // one check, one step, one update
+//
+// Why it is the same gradient: the loss of the whole batch is the mean over its B·T tokens,
+//   L = (1/(B·T)) Σ ℓ_i = (1/K) Σ_k L_k,   L_k the mean over micro-batch k's (B/K)·T tokens,
+// and the gradient is linear, so ∇L = Σ_k ∇(L_k / K). Each micro-batch's backward adds its
+// ∇(L_k / K) into .grad (autograd accumulates across backward calls). Only the order of the
+// additions differs from the big batch: the weight gradients of one batch are one GEMM over
+// B·T rows; here they are K GEMMs over B·T/K rows, then K − 1 additions into .grad. In F64
+// the two agree to ~1e-15; in F32 to a few units of F32's rounding (tests/unit/test_lm_step.cpp).
+//
+// Under a GradScaler each micro-batch's backward starts from S · L_k / K: every gradient is
+// S times the true one, and the K contributions add up scaled. The check for inf/NaN, the
+// unscaling and the scale update happen once per optimizer step, after the last micro-batch
+// (an overflow in any micro-batch skips the whole step). A power-of-two S and K leave the
+// unscaled sum equal, bit for bit, to the sum without a scaler.
+//
+// Memory is the point: only one micro-batch's activations live at a time, so a batch K
+// times larger fits in the memory of a K-th of it — for K times the passes.
+#include <cstdint>
+#include <vector>
+
+#include "datasets/text.h"
+#include "framework/amp/grad_scaler.h"
+#include "framework/nn/models/gpt.h"
+
+namespace hg::train {
+
+// Splits a batch of B sequences into K micro-batches of B/K consecutive sequences (rows
+// [k·B/K, (k+1)·B/K)), so the K micro-batches of a step are exactly its batch. Throws
+// std::invalid_argument when K < 1 or K does not divide B.
+std::vector<data::TokenBatch> split_batch(const data::TokenBatch& batch, int64_t K);
+
+// Forward and backward of every micro-batch in turn, each loss divided by the number of
+// micro-batches and scaled by `scaler` (a disabled scaler scales by 1). `autocast` is F16 or
+// BF16 for an autocast region around each forward, or F32 for none. Adds into the .grad of
+// the model's parameters (call opt.zero_grad() before the first micro-batch of a step);
+// returns the batch's mean loss (the mean of the micro-batch losses, unscaled). The
+// micro-batches must all have the same size.
+double accumulate_gradients(nn::GPT& model, const amp::GradScaler& scaler,
+                            const std::vector<data::TokenBatch>& micro, DType autocast);
+
+}  // namespace hg::train

@@ -1,0 +1,472 @@
+// Chapter 12 — memory and scale: a small GPT trained on text, in FP32, F16 AMP or BF16 AMP.
+//
+//   1. F16 in attention: the three places a transformer overflows F16 without care (the
+//      scores q·kᵀ, the softmax, the loss) and the fix for each, computed with the real ops
+//   2. data: a character-level corpus (Debian's fortunes, or --data FILE), and the two losses
+//      a model must beat: uniform over the vocabulary, and the unigram (letter frequencies)
+//   3. the model and its compute: parameters, FLOPs per token (6N + 12·L·C·T), this
+//      machine's peak (the best SGEMM GFLOP/s, measured now)
+//   4. training: AdamW, linear warmup then cosine decay, gradient clipping, gradient
+//      accumulation (--grad-accum K), validation loss every --eval-every steps, run log,
+//      checkpoints and --resume; a loss or weight that turns inf/NaN stops the run (exit 3)
+//   5. the compute line (tokens/s, achieved FLOP/s, MFU) and a sample of generated text
+//
+// What changed from chapter 11: the model is a transformer on text instead of a CNN on
+// images, the optimizer AdamW with a schedule, and a step is K micro-batches.
+//
+// Sections: 1. F16 in attention  2. data  3. compute  4. train  5. main
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "datasets/text.h"
+#include "framework/amp/autocast.h"
+#include "framework/amp/grad_scaler.h"
+#include "framework/amp/unscale.h"
+#include "framework/autograd/grad_mode.h"
+#include "framework/io/run_log.h"
+#include "framework/nn/models/gpt.h"
+#include "framework/ops/ops.h"
+#include "framework/optim/adam.h"
+#include "framework/optim/lr_schedule.h"
+#include "framework/train/checkpoint.h"
+#include "framework/train/cli.h"
+#include "framework/train/guard.h"
+#include "framework/train/lm_step.h"
+#include "framework/train/resume.h"
+#include "framework/train/run_folder.h"
+
+using hg::DType;
+using hg::Tensor;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr const char* kLesson = "12_memory_and_scale";
+// The validation batches are drawn with this seed whatever --seed is, so every run of the
+// chapter is measured on the same text.
+constexpr uint64_t kValSeed = 0x5eed0f7a1;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// ---- 1. F16 in attention ------------------------------------------------------------------
+// The largest finite F16 is 65504. Three places of a transformer's forward pass pass it
+// long before the model itself is "large":
+//   scores   q·kᵀ sums D products: entries of 32 in q and k, D = 64, give 65536
+//   softmax  e^x overflows F16 for x > 11.09: a logit of 12 is an everyday value
+//   loss     log(softmax) of a row that overflowed is log(inf/inf) = NaN
+// and the fix of each: scale q by 1/√D before the product; subtract the row maximum and
+// exponentiate in F32 (causal_softmax, F32 under autocast); the loss as a log-sum-exp in F32
+// (cross_entropy, F32 under autocast).
+std::string show(const Tensor& t) {
+  const auto v = t.to(DType::F32).to_vector();
+  return v.empty() ? "-" : fmt::format("{:g}", v[0]);
+}
+
+void show_f16_attention() {
+  std::printf("== 1. F16 in attention: where it overflows (max finite F16 = 65504) and the fix ==\n");
+  const int64_t T = 4, D = 64;
+  // scores: one head, q and k rows of 32s
+  Tensor q = Tensor::full({T, D}, 32.0, DType::F16), k = Tensor::full({T, D}, 32.0, DType::F16);
+  Tensor naive = hg::matmul(q, k, false, true);                               // (T, T) F16
+  Tensor fixed = hg::matmul(hg::mul(q, 1.0 / std::sqrt(double(D))), k, false, true);
+  std::printf("  scores q·kᵀ, D = 64, entries 32:    F16 %-8s   q/√D first: %s  (then no 1/√D after)\n",
+              show(naive).c_str(), show(fixed).c_str());
+  // softmax of one row of logits [12, 0, 0, 0]
+  Tensor row = Tensor::from_vector(std::vector<float>{12, 0, 0, 0}, {1, 4}).to(DType::F16);
+  Tensor e = hg::exp(row);                                                    // F16: e^12 = inf
+  Tensor naive_p = hg::div(e, hg::sum(e, 1, true));                           // inf/inf = NaN
+  Tensor fixed_p = hg::softmax(row.to(DType::F32), -1);                      // e^(x − max) in F32
+  std::printf("  softmax [12, 0, 0, 0], F16 e^x/Σ:   e^12 = %-8s p = %-6s  max-subtracted in F32: p = %s\n",
+              show(e).c_str(), show(naive_p).c_str(), show(fixed_p).c_str());
+  // the loss of that row for target 0
+  Tensor naive_loss = hg::neg(hg::log(naive_p));
+  Tensor fixed_loss = hg::cross_entropy(row.to(DType::F32), std::vector<int32_t>{0});
+  std::printf("  loss −log p[0] of that row:         F16 %-8s   log-sum-exp in F32: %.6f\n",
+              show(naive_loss).c_str(), fixed_loss.item());
+  std::printf("  under autocast: matmul in F16, causal_softmax and cross_entropy in F32 (framework/amp/policy.cpp)\n\n");
+}
+
+// ---- 2. data: the baselines ---------------------------------------------------------------------
+// Uniform: every token equally likely, ln V nats. Unigram: each token with its training
+// frequency (add-one smoothed, so a character that only the validation text holds costs a
+// finite amount), measured on the validation text. A model below the unigram loss has
+// learned something about context, not just which letters are common.
+struct Baselines {
+  double uniform = 0, unigram = 0;
+};
+
+Baselines baselines(const hg::data::TextCorpus& corpus) {
+  const int64_t V = corpus.vocab_size();
+  std::vector<double> count(static_cast<size_t>(V), 1.0);  // add-one
+  for (int32_t id : corpus.train) count[size_t(id)] += 1;
+  const double n = double(corpus.train.size()) + double(V);
+  double nll = 0;
+  for (int32_t id : corpus.val) nll -= std::log(count[size_t(id)] / n);
+  return {std::log(double(V)), nll / double(corpus.val.size())};
+}
+
+// The mean loss over `batches` fixed validation batches of B sequences, without a graph,
+// in the run's precision. Each batch is evaluated in K micro-batches, as training does:
+// the same sequences whatever K, and only a K-th of them in memory at a time.
+double validation_loss(hg::nn::GPT& model, const std::vector<int32_t>& val, int64_t B, int64_t K, int64_t T,
+                       int64_t batches, DType autocast) {
+  hg::NoGradGuard no_grad;
+  const bool was_training = model.is_training();
+  model.eval();
+  double sum = 0;
+  for (int64_t i = 0; i < batches; ++i) {
+    for (const hg::data::TokenBatch& m : hg::train::split_batch(hg::data::random_batch(val, B, T, kValSeed, i), K)) {
+      hg::amp::Autocast ac(autocast == DType::F32 ? DType::F16 : autocast, autocast != DType::F32);
+      sum += hg::nn::GPT::loss(model.forward(m.x, m.B, m.T), m.y).item();
+    }
+  }
+  model.train(was_training);
+  return sum / double(batches * K);
+}
+
+// ---- 3. compute ------------------------------------------------------------------------------------
+// FLOPs per token of one training step (forward + backward), as Kaplan et al. and PaLM count:
+//   6N           every weight w of a matmul does one multiply-add (2 FLOPs) per token in the
+//                forward pass and two in the backward (the input's and the weight's
+//                gradients): 2 + 4 = 6 per weight. N counts the weights of the matmuls: the
+//                blocks, and the token embedding as the (tied) LM head; not the position
+//                embedding, which is only looked up.
+//   12·L·C·T     attention's own products, which have no weights: q·kᵀ and att·v are each
+//                2·T·C FLOPs per token and layer forward, ×3 with backward. Counted in full
+//                (PaLM's convention), though the causal mask zeroes half of them.
+struct Compute {
+  int64_t matmul_params = 0;     // N
+  double flops_per_token = 0;    // 6N + 12·L·C·T
+  double peak_gflops = 0;        // the best SGEMM of this machine, measured
+};
+
+// The best of a few 1024³ F32 matmuls on `device`, in GFLOP/s: what MFU is measured against.
+double measure_peak_gflops(hg::Device device) {
+  const int64_t n = 1024, reps = 4;
+  hg::Generator gen(1);
+  Tensor a = Tensor::randn({n, n}, gen).to(device), b = Tensor::randn({n, n}, gen).to(device);
+  hg::sum(hg::matmul(a, b)).item();  // warm up: packing buffers, threads, the GPU's clocks
+  double best = 0;
+  for (int r = 0; r < 3; ++r) {
+    const auto t0 = Clock::now();
+    Tensor c;
+    for (int64_t i = 0; i < reps; ++i) c = hg::matmul(a, b);
+    hg::sum(c).item();  // waits for the GPU
+    best = std::max(best, 2.0 * n * n * n * reps / seconds_since(t0) / 1e9);
+  }
+  return best;
+}
+
+Compute compute_of(const hg::nn::GPT& model, hg::Device device, double peak_gflops) {
+  const hg::nn::GPTConfig& c = model.config;
+  Compute out;
+  out.matmul_params = model.num_parameters() - c.block_size * c.n_embd;  // all but wpe
+  out.flops_per_token = 6.0 * double(out.matmul_params) + 12.0 * double(c.n_layer * c.n_embd * c.block_size);
+  out.peak_gflops = peak_gflops > 0 ? peak_gflops : measure_peak_gflops(device);
+  return out;
+}
+
+// ---- 4. train --------------------------------------------------------------------------------------
+struct Options {
+  hg::train::CommonFlags common;
+  hg::nn::GPTConfig model;
+  std::string precision = "fp32";  // fp32 | amp_f16 | amp_bf16
+  std::string data;                // a UTF-8 text file; "" = the fortunes corpus
+  int64_t steps = 600;
+  int64_t stop_after = 0;          // > 0: end this invocation after that many steps (a run in parts)
+  int64_t warmup = 30;
+  double min_lr_ratio = 0.1;       // the cosine ends at lr · this
+  double grad_clip = 1.0;          // 0 = no clipping
+  int64_t grad_accum = 1;
+  int64_t eval_every = 100;
+  int64_t eval_batches = 10;
+  int64_t sample_chars = 400;
+  double temperature = 0.8;
+  uint64_t sample_seed = 0;
+  double peak_gflops = 0;          // > 0: the peak MFU is measured against, instead of measuring it
+  std::string prompt = "\n";
+  bool untied = false;             // --untied: the LM head has its own weight
+};
+
+DType autocast_dtype(const std::string& precision) {
+  return precision == "amp_f16" ? DType::F16 : precision == "amp_bf16" ? DType::BF16 : DType::F32;
+}
+
+// The flags a checkpoint records and --resume holds to (framework/train/resume.h): those that
+// decide the model, the data each step sees and what each step does. --grad-accum is not
+// among them: it changes how a step is computed, not what (lm_step.h).
+nlohmann::json recorded_flags(const Options& o) {
+  nlohmann::json j = {{"--seed", o.common.seed}, {"--batch-size", o.common.batch_size}, {"--lr", o.common.lr},
+                      {"--weight-decay", o.common.weight_decay}, {"--steps", o.steps}, {"--warmup", o.warmup},
+                      {"--min-lr-ratio", o.min_lr_ratio}, {"--grad-clip", o.grad_clip},
+                      {"--precision", o.precision}, {"--n-layer", o.model.n_layer}, {"--n-head", o.model.n_head},
+                      {"--n-embd", o.model.n_embd}, {"--block-size", o.model.block_size},
+                      {"--dropout", o.model.dropout}, {"--untied", o.untied}};
+  if (!o.data.empty()) j["--data"] = o.data;
+  return j;
+}
+
+std::string run_name_of(const Options& o) {
+  return o.common.run_name.empty() ? std::string("12_gpt_") + o.precision : o.common.run_name;
+}
+
+void save(const Options& o, const hg::nn::GPT& model, const hg::optim::Optimizer& opt,
+          const hg::amp::GradScaler& scaler, const hg::Generator& gen, int64_t step) {
+  hg::train::TrainingState s;
+  s.step = step;
+  s.generators["init"] = gen.state();  // dropout draws from it
+  s.extra["lesson"] = kLesson;
+  s.extra["flags"] = recorded_flags(o);
+  s.extra["scaler"] = scaler.state_dict();
+  hg::train::save_training_checkpoint(o.common.checkpoint, model, &opt, s);
+}
+
+int train(const Options& o, const hg::data::TextCorpus& corpus, hg::Device device) {
+  const int64_t B = o.common.batch_size, T = o.model.block_size, K = o.grad_accum;
+  const DType low = autocast_dtype(o.precision);
+  hg::nn::GPTConfig config = o.model;
+  config.vocab_size = corpus.vocab_size();
+  config.tied = !o.untied;
+
+  // ---- the baselines
+  const Baselines base = baselines(corpus);
+  std::printf("== 2. data: %s\n  %lld characters (%lld train, %lld validation), vocabulary %lld\n",
+              corpus.source.c_str(), (long long)corpus.num_chars, (long long)corpus.train.size(),
+              (long long)corpus.val.size(), (long long)config.vocab_size);
+  std::printf("  baselines on the validation text: uniform ln V = %.4f, unigram = %.4f nats/char\n\n", base.uniform,
+              base.unigram);
+
+  // ---- model, optimizer, schedule, scaler
+  hg::Generator gen(o.common.seed);
+  hg::nn::GPT model(config, gen);
+  model.to(device);
+  hg::optim::AdamOptions ao;
+  ao.lr = o.common.lr;
+  ao.beta2 = 0.99;  // nanoGPT's for small character models: the second moment follows faster
+  ao.weight_decay = o.common.weight_decay;
+  hg::optim::AdamW opt(model.parameters(), ao);
+  const hg::optim::LRSchedule schedule = hg::optim::LRSchedule::cosine(
+      o.common.lr, std::max<int64_t>(1, o.steps - o.warmup), o.common.lr * o.min_lr_ratio, o.warmup);
+  hg::amp::GradScaler scaler(hg::amp::ScaleRule{}, /*enabled=*/o.precision == "amp_f16");
+
+  const Compute comp = compute_of(model, device, o.peak_gflops);
+  std::printf("== 3. model and compute: %s\n  %lld parameters, %lld in matmuls (N, all but the position embedding)\n",
+              config.str().c_str(), (long long)model.num_parameters(), (long long)comp.matmul_params);
+  std::printf("  FLOPs per token = 6N + 12·L·C·T = %.0f + %.0f = %.3g\n", 6.0 * double(comp.matmul_params),
+              12.0 * double(config.n_layer * config.n_embd * config.block_size), comp.flops_per_token);
+  std::printf("  peak of this machine: %.1f GFLOP/s (%s, %s)\n\n", comp.peak_gflops,
+              o.peak_gflops > 0 ? "--peak-gflops" : "the best 1024³ F32 matmul, measured now", hg::device_name(device));
+
+  // ---- resume
+  hg::train::TrainingState state;
+  const bool resuming = !o.common.resume.empty();
+  if (resuming) {
+    state = hg::train::load_training_checkpoint(o.common.resume, model, &opt);
+    if (state.extra.contains("scaler")) scaler.load_state_dict(state.extra["scaler"]);
+    if (state.generators.count("init")) gen = hg::Generator(state.generators.at("init"));
+    std::printf("resumed from %s at step %lld\n", o.common.resume.c_str(), (long long)state.step);
+  }
+  nlohmann::json args = recorded_flags(o);
+  args["--grad-accum"] = K;
+  args["--eval-every"] = o.eval_every;
+  args["--threads"] = o.common.threads;
+  hg::io::RunLog log(hg::train::claim_run_folder(run_name_of(o), o.common.overwrite, resuming),
+                     {{"lesson", kLesson}, {"model", "gpt"}, {"precision", o.precision},
+                      {"device", hg::device_name(device)}, {"seed", o.common.seed}, {"args", args}},
+                     /*append=*/resuming);
+
+  std::printf("== 4. training: %s, AdamW lr %g (warmup %lld, cosine to %g), wd %g, clip %g, batch %lld × %lld "
+              "tokens = %lld micro-batch(es) of %lld\n",
+              o.precision.c_str(), o.common.lr, (long long)o.warmup, o.common.lr * o.min_lr_ratio,
+              o.common.weight_decay, o.grad_clip, (long long)B, (long long)T, (long long)K, (long long)(B / K));
+  std::printf("  %6s %9s %9s %9s %9s %10s %10s\n", "step", "train", "val", "unigram", "uniform", "lr", "scale");
+  std::fflush(stdout);
+
+  double train_seconds = 0, loss_ema = 0;
+  int64_t timed_steps = 0, skipped = 0;
+  int64_t step = state.step;
+  double last_val = std::nan("");
+  for (; step < o.steps; ++step) {
+    opt.set_lr(schedule.lr_at(step));
+    const auto t0 = Clock::now();
+    opt.zero_grad();
+    const hg::data::TokenBatch batch = hg::data::random_batch(corpus.train, B, T, o.common.seed, step);
+    const double loss = hg::train::accumulate_gradients(model, scaler, hg::train::split_batch(batch, K), low);
+    scaler.unscale_(opt);  // clipping must see the true gradients
+    const double grad_norm = o.grad_clip > 0 ? hg::amp::clip_grad_norm_(opt.params(), o.grad_clip) : 0.0;
+    const float scale = scaler.get_scale();
+    const bool stepped = scaler.step(opt);  // one check, one step ...
+    scaler.update();                        // ... and one scale update per batch of K micro-batches
+    train_seconds += seconds_since(t0);
+    ++timed_steps;
+    skipped += stepped ? 0 : 1;
+    loss_ema = step == state.step ? loss : 0.95 * loss_ema + 0.05 * loss;
+
+    const hg::train::Divergence d = hg::train::check_finite_step(step, loss, model.named_parameters());
+    if (d) {
+      hg::train::report_divergence(log, "lesson_12", d);
+      return hg::train::kExitDiverged;
+    }
+    log.scalar(step, "train/loss", loss);
+    if (o.grad_clip > 0) log.scalar(step, "train/grad_norm", grad_norm);
+    if (scaler.is_enabled()) log.loss_scale(step, scale, !stepped, !stepped);
+
+    const bool last = step + 1 == o.steps, stop = o.stop_after > 0 && step + 1 == o.stop_after;
+    if ((step + 1) % o.eval_every == 0 || last || stop || step == state.step) {
+      last_val = validation_loss(model, corpus.val, B, K, T, o.eval_batches, low);
+      log.scalar(step, "val/loss", last_val);
+      log.scalar(step, "lr", opt.lr());
+      std::printf("  %6lld %9.4f %9.4f %9.4f %9.4f %10.3g %10g\n", (long long)step + 1, loss_ema, last_val,
+                  base.unigram, base.uniform, opt.lr(), double(scaler.get_scale()));
+      std::fflush(stdout);
+      if (!o.common.checkpoint.empty()) save(o, model, opt, scaler, gen, step + 1);
+    }
+    if (stop) {
+      ++step;
+      std::printf("stopped after step %lld of %lld (--stop-after); --resume continues the run\n",
+                  (long long)step, (long long)o.steps);
+      break;
+    }
+  }
+
+  // ---- 5. the compute line and a sample
+  if (timed_steps > 0) {
+    const double tokens_per_s = double(timed_steps * B * T) / train_seconds;
+    const double achieved = tokens_per_s * comp.flops_per_token / 1e9;
+    std::printf("\ncompute: %.2f s/step, %.0f tokens/s × %.3g FLOPs/token = %.2f GFLOP/s achieved, "
+                "MFU %.1f%% of %.1f GFLOP/s\n", train_seconds / double(timed_steps), tokens_per_s,
+                comp.flops_per_token, achieved, 100.0 * achieved / comp.peak_gflops, comp.peak_gflops);
+    log.scalar(step, "time/tokens_per_s", tokens_per_s);
+    log.scalar(step, "time/mfu", achieved / comp.peak_gflops);
+  }
+  if (skipped) std::printf("the scaler skipped %lld step(s) with inf/NaN gradients\n", (long long)skipped);
+
+  hg::Generator sample_gen(o.sample_seed);
+  const std::vector<int32_t> ids =
+      hg::nn::generate(model, corpus.encode(o.prompt), o.sample_chars, o.temperature, sample_gen);
+  std::printf("\nsample (temperature %g, seed %llu):\n----\n%s\n----\n", o.temperature,
+              (unsigned long long)o.sample_seed, corpus.decode(ids).c_str());
+  std::printf("RESULT lesson=12 precision=%s steps=%lld val_loss=%.4f unigram=%.4f uniform=%.4f\n",
+              o.precision.c_str(), (long long)step, last_val, base.unigram, base.uniform);
+  log.end("finished");
+  return 0;
+}
+
+}  // namespace
+
+// ---- 5. main ---------------------------------------------------------------------------------------
+int main(int argc, char** argv) {
+  using namespace hg::train;
+  CLI::App app{"halfgrad chapter 12: a small GPT trained on text, FP32 / F16 AMP / BF16 AMP"};
+  Options o;
+  o.common.batch_size = 16;  // the defaults: a validation loss well below the unigram in minutes on 2 cores
+  o.common.lr = 2e-3;
+  o.common.weight_decay = 0.1;
+  o.model.n_layer = 4;
+  o.model.n_head = 4;
+  o.model.n_embd = 128;
+  o.model.block_size = 64;
+  add_common_flags(app, o.common);
+  // A chapter of steps, not epochs, with one model and its own data: the image flags go.
+  for (const char* name : {"--epochs", "--momentum", "--model", "--data", "--limit-train", "--limit-test",
+                           "--lr-schedule"})
+    app.remove_option(app.get_option(name));
+  app.add_option("--data", o.data, "a UTF-8 text file to train on (default: Debian's fortunes)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--precision", o.precision, "fp32 | amp_f16 (with GradScaler) | amp_bf16")
+      ->capture_default_str()->check(OneOf({"fp32", "amp_f16", "amp_bf16"}));
+  app.add_option("--steps", o.steps, "optimizer steps")->capture_default_str()
+      ->check(WholeIn(1, 10000000, "a number of steps from 1 to 10^7"));
+  app.add_option("--stop-after", o.stop_after, "end after this many steps of the run (resume later)")
+      ->check(WholeIn(1, 10000000, "a number of steps from 1 to 10^7"));
+  app.add_option("--warmup", o.warmup, "steps of linear warmup before the cosine")->capture_default_str()
+      ->check(WholeIn(0, 10000000, "a number of steps from 0 to 10^7"));
+  app.add_option("--min-lr-ratio", o.min_lr_ratio, "the cosine ends at lr times this")->capture_default_str()
+      ->check(FiniteIn(0.0, 1.0, "a ratio from 0 to 1"));
+  app.add_option("--grad-clip", o.grad_clip, "clip the global gradient norm to this (0: no clipping)")
+      ->capture_default_str()->check(NonNegative());
+  app.add_option("--grad-accum", o.grad_accum, "micro-batches per step (each batch-size / K sequences)")
+      ->capture_default_str()->check(WholeIn(1, kMaxBatch, "a number of micro-batches from 1 to 65536"));
+  app.add_option("--n-layer", o.model.n_layer, "transformer blocks")->capture_default_str()
+      ->check(WholeIn(1, 256, "a depth from 1 to 256"));
+  app.add_option("--n-head", o.model.n_head, "attention heads per block")->capture_default_str()
+      ->check(WholeIn(1, 256, "a number of heads from 1 to 256"));
+  app.add_option("--n-embd", o.model.n_embd, "the residual width C (a multiple of --n-head)")->capture_default_str()
+      ->check(WholeIn(1, 16384, "a width from 1 to 16384"));
+  app.add_option("--block-size", o.model.block_size, "context length T")->capture_default_str()
+      ->check(WholeIn(1, 16384, "a context from 1 to 16384"));
+  app.add_option("--dropout", o.model.dropout, "dropout probability")->capture_default_str()
+      ->check(FiniteIn(0.0, 0.99, "a probability from 0 to 0.99"));
+  app.add_flag("--untied", o.untied, "an LM head of its own (default: tied to wte)");
+  app.add_option("--eval-every", o.eval_every, "validation loss every N steps")->capture_default_str()
+      ->check(WholeIn(1, 10000000, "a number of steps from 1 to 10^7"));
+  app.add_option("--eval-batches", o.eval_batches, "validation batches per evaluation")->capture_default_str()
+      ->check(WholeIn(1, 100000, "a number of batches from 1 to 100000"));
+  app.add_option("--sample-chars", o.sample_chars, "characters to generate at the end")->capture_default_str()
+      ->check(WholeIn(0, 1000000, "a length from 0 to 10^6"));
+  app.add_option("--temperature", o.temperature, "sampling temperature (< 1 sharper, > 1 flatter)")
+      ->capture_default_str()->check(FiniteIn(1e-3, 100.0, "a temperature from 0.001 to 100"));
+  app.add_option("--sample-seed", o.sample_seed, "seed of the sampling")->capture_default_str()
+      ->check(WholeIn(0, kMaxWhole, "a seed from 0 to 2^63-1"));
+  app.add_option("--peak-gflops", o.peak_gflops, "the machine's peak for MFU (default: measure it)")
+      ->check(NonNegative());
+  app.add_option("--prompt", o.prompt, "text the sample starts from (characters of the corpus)");
+  HG_PARSE_FLAGS(app, argc, argv);
+
+  const bool resuming = !o.common.resume.empty();
+  if (resuming) {  // the checkpoint's flags fill in what the command line left out
+    int64_t unused = 0;
+    const std::string why = resume_flags(app, o.common.resume, kLesson, recorded_flags(o), unused);
+    if (!why.empty()) return usage_error(app, why);
+  }
+  try {
+    o.model.vocab_size = 1;  // the corpus decides; validate the rest now
+    o.model.validate();
+  } catch (const std::exception& e) {
+    return usage_error(app, e.what());
+  }
+  if (o.common.batch_size % o.grad_accum != 0)
+    return usage_error(app, fmt::format("--grad-accum {}: --batch-size {} does not split into {} equal micro-batches",
+                                        o.grad_accum, o.common.batch_size, o.grad_accum));
+  if (o.warmup >= o.steps)
+    return usage_error(app, fmt::format("--warmup {}: must be below --steps {}", o.warmup, o.steps));
+  const std::string run_problem = check_run_folders({run_name_of(o)}, o.common.overwrite, resuming);
+  if (!run_problem.empty()) return usage_error(app, run_problem);
+  hg::Device device = hg::Device::CPU;
+  if (!device_from_flag(o.common.device, "lesson_12", device)) return 2;
+  apply_threads(o.common.threads);
+
+  hg::data::TextCorpus corpus;
+  try {
+    corpus = hg::data::load_text_corpus(o.data, o.model.block_size);
+    corpus.encode(o.prompt);  // a prompt the vocabulary cannot spell is a command-line error
+  } catch (const std::exception& e) {
+    return usage_error(app, e.what());
+  }
+  show_f16_attention();
+  if (resuming) {
+    // nothing left to train: say so before any work
+    const nlohmann::json meta = hg::io::load_checkpoint(o.common.resume).meta;
+    const int64_t done = meta["train"].value("step", int64_t(0));
+    if (done >= o.steps) {
+      std::printf("%s: all %lld steps of this run are done; nothing to train\n", o.common.resume.c_str(),
+                  (long long)done);
+      return 0;
+    }
+  }
+  try {
+    return train(o, corpus, device);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lesson_12: %s\n", e.what());
+    return 1;
+  }
+}

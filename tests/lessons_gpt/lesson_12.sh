@@ -1,0 +1,75 @@
+#!/bin/sh
+# lesson_12.sh LESSON_12 CASE — chapter 12's program on a tiny GPT and a tiny text (seconds):
+#   resume     a run stopped after 4 of 8 steps and resumed ends in the same checkpoint, byte
+#              for byte, as the run that never stopped (amp_f16: the GradScaler's state too;
+#              2 micro-batches per step)
+#   accum      --grad-accum 2 trains to the same losses as --grad-accum 1, within the
+#              reordering of the sums (tests/unit/test_lm_step.cpp has the bounds)
+#   diverged   a learning rate of 1e30 makes the loss NaN: one line, exit code 3
+#   learns     the validation loss ends below the unigram baseline, and the sample is printed
+set -e
+L="$1"
+CASE="$2"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir"
+i=0
+while [ $i -lt 30 ]; do
+  printf 'the cat sat on the mat. the dog sat on the log. a bird sang in the tree.\n' >>tiny.txt
+  i=$((i + 1))
+done
+T="--data tiny.txt --n-layer 1 --n-head 2 --n-embd 16 --block-size 8 --batch-size 4 --warmup 1
+   --eval-batches 2 --sample-chars 20 --threads 1 --peak-gflops 1"
+
+case "$CASE" in
+resume)
+  A="$T --steps 8 --eval-every 4 --precision amp_f16 --grad-accum 2"
+  "$L" $A --checkpoint straight.ckpt --run-name straight >straight.txt
+  "$L" $A --stop-after 4 --checkpoint part.ckpt --run-name part >half.txt
+  grep -q "stopped after step 4 of 8" half.txt || { cat half.txt; echo "no stop line"; exit 1; }
+  "$L" $A --resume part.ckpt --checkpoint part.ckpt --run-name part >resumed.txt
+  grep -q "resumed from part.ckpt at step 4" resumed.txt || { cat resumed.txt; echo "no resume line"; exit 1; }
+  cmp straight.ckpt part.ckpt || { echo "the resumed run departs from the uninterrupted one"; exit 1; }
+  # a checkpoint that is done has nothing to train
+  "$L" $A --resume straight.ckpt --run-name straight | grep -q "all 8 steps of this run are done"
+  # a flag the checkpoint decides, given with another value, is refused
+  out=$("$L" $A --lr 0.5 --resume part.ckpt --run-name part 2>&1) && exit 1
+  echo "$out" | grep -q "trained with --lr" || { echo "$out"; exit 1; }
+  grep RESULT straight.txt resumed.txt ;;
+accum)
+  A="$T --steps 6 --eval-every 6"
+  "$L" $A --run-name one >one.txt
+  "$L" $A --grad-accum 4 --run-name four >four.txt
+  a=$(sed -n 's/.*val_loss=\([0-9.]*\).*/\1/p' one.txt)
+  b=$(sed -n 's/.*val_loss=\([0-9.]*\).*/\1/p' four.txt)
+  echo "val loss: grad-accum 1 $a, grad-accum 4 $b"
+  awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d < 1e-3) }' ;;
+diverged)
+  out=$("$L" $T --steps 6 --lr 1e30 --grad-clip 0 2>&1 >/dev/null) && exit 1
+  rc=$?
+  echo "$out"
+  [ "$rc" -eq 3 ] || { echo "expected exit code 3, got $rc"; exit 1; }
+  echo "$out" | grep -q "diverged at step" ;;
+learns)
+  "$L" $T --steps 60 --eval-every 60 --lr 0.01 >out.txt
+  cat out.txt
+  grep -q "^sample (temperature 0.8, seed 0):" out.txt
+  # the compute: N and the FLOPs per token from the configuration's formulas (L = 1, C = 16,
+  # T = 8): parameters L(12C² + 13C) + VC + TC + 2C, N = all but the TC of wpe,
+  # FLOPs/token = 6N + 12·L·C·T; and MFU = achieved / peak (--peak-gflops 1)
+  V=$(sed -n 's/.*vocabulary \([0-9]*\).*/\1/p' out.txt)
+  params=$(( 12 * 16 * 16 + 13 * 16 + V * 16 + 8 * 16 + 2 * 16 ))
+  N=$(( params - 8 * 16 ))
+  grep -q "^  $params parameters, $N in matmuls" out.txt || { echo "expected $params parameters, N = $N"; exit 1; }
+  grep -q "FLOPs per token = 6N + 12·L·C·T = $(( 6 * N )) + $(( 12 * 16 * 8 )) = " out.txt \
+    || { echo "expected 6N = $(( 6 * N )) and 12LCT = 1536"; exit 1; }
+  # compute: S s/step, R tokens/s × F FLOPs/token = A GFLOP/s achieved, MFU M% of 1.0 GFLOP/s
+  awk '/^compute:/ { r = $4; f = $7; a = $10; m = $14; sub("%", "", m); p = r * f / 1e9
+                     d1 = a - p; d2 = m - 100 * p; if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
+                     ok = p > 0 && d1 <= 0.005 + 0.005 * p && d2 <= 0.05 + 0.5 * p }
+       END { exit !ok }' out.txt || { echo "achieved is not tokens/s × FLOPs/token, or MFU not achieved / peak"; exit 1; }
+  awk '/^RESULT/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+       END { exit !(v["val_loss"] + 0 < 0.8 * v["unigram"]) }' out.txt ;;
+*)
+  echo "unknown case $CASE"; exit 1 ;;
+esac
