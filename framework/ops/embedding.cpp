@@ -65,11 +65,7 @@ Tensor embedding(const Tensor& weight_arg, const std::vector<int32_t>& ids, cons
   switch (weight.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA:
-#if HG_WITH_CUDA
-      throw std::runtime_error("embedding has no CUDA kernel in this build; run on --device cpu");
-#else
-      no_cuda_build("embedding");
-#endif
+      no_cuda_kernel("embedding");
   }
   Tensor w = weight.contiguous();
   Shape out_shape = ids_shape;

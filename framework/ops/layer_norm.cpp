@@ -53,11 +53,7 @@ Tensor layer_norm(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg,
   switch (x_in.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA:
-#if HG_WITH_CUDA
-      throw std::runtime_error("layer_norm has no CUDA kernel in this build; run on --device cpu");
-#else
-      no_cuda_build("layer_norm");
-#endif
+      no_cuda_kernel("layer_norm");
   }
   Tensor x = x_in.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());

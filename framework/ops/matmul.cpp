@@ -126,11 +126,7 @@ Tensor batched_matmul(const Tensor& a_in, const Tensor& b_in, bool ta, bool tb) 
   switch (a_in.device()) {
     case Device::CPU: break;  // the loop below
     case Device::CUDA:
-#if HG_WITH_CUDA
-      throw std::runtime_error("batched matmul has no CUDA kernel in this build; run on --device cpu");
-#else
-      no_cuda_build("matmul");
-#endif
+      no_cuda_kernel("batched matmul");
   }
   Tensor a = a_in.contiguous(), b = b_in.contiguous();
   Tensor c = Tensor::empty(out, a.dtype());

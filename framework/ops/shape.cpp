@@ -212,11 +212,7 @@ Tensor narrow(const Tensor& x, int64_t dim_in, int64_t start, int64_t length) {
   switch (x.device()) {
     case Device::CPU: break;  // a view; the backward below runs on the CPU
     case Device::CUDA:
-#if HG_WITH_CUDA
-      throw std::runtime_error("narrow has no CUDA kernel in this build; run on --device cpu");
-#else
-      no_cuda_build("narrow");
-#endif
+      no_cuda_kernel("narrow");
   }
   Shape shape = x.shape();
   shape[dim] = length;

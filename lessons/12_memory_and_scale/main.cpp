@@ -9,7 +9,13 @@
 //   4. training: AdamW, linear warmup then cosine decay, gradient clipping, gradient
 //      accumulation (--grad-accum K), validation loss every --eval-every steps, run log,
 //      checkpoints and --resume; a loss or weight that turns inf/NaN stops the run (exit 3)
-//   5. the compute line (tokens/s, achieved FLOP/s, MFU) and a sample of generated text
+//   5. the compute line (tokens/s, achieved FLOP/s, MFU), where the memory went (the
+//      accountant's table: parameters, gradients, optimizer state, activations, temporaries;
+//      a "memory" event per step in the run log) and a sample of generated text
+//
+// --plan prints the memory a model of any size needs (bytes per parameter, ZeRO stages 1–3
+// over --ranks, activations per layer) from the formulas, and trains nothing:
+//   ./lab lesson 12 --plan --params 7.5e9 --ranks 64 [--layers --hidden --heads --seq --batch]
 //
 // What changed from chapter 11: the model is a transformer on text instead of a CNN on
 // images, the optimizer AdamW with a schedule, and a step is K micro-batches.
@@ -31,6 +37,8 @@
 #include "framework/amp/unscale.h"
 #include "framework/autograd/grad_mode.h"
 #include "framework/io/run_log.h"
+#include "framework/memory/formulas.h"
+#include "framework/memory/report.h"
 #include "framework/nn/models/gpt.h"
 #include "framework/ops/ops.h"
 #include "framework/optim/adam.h"
@@ -195,6 +203,8 @@ struct Options {
   double peak_gflops = 0;          // > 0: the peak MFU is measured against, instead of measuring it
   std::string prompt = "\n";
   bool untied = false;             // --untied: the LM head has its own weight
+  bool plan = false;               // --plan: print the memory formulas' table and stop
+  hg::memory::PlanConfig plan_config;
 };
 
 DType autocast_dtype(const std::string& precision) {
@@ -291,6 +301,8 @@ int train(const Options& o, const hg::data::TextCorpus& corpus, hg::Device devic
   std::printf("  %6s %9s %9s %9s %9s %10s %10s\n", "step", "train", "val", "unigram", "uniform", "lr", "scale");
   std::fflush(stdout);
 
+  hg::memory::reset_peak();  // the model and optimizer exist: from here, the training's bytes
+  hg::memory::take_window(device);
   double train_seconds = 0, loss_ema = 0;
   int64_t timed_steps = 0, skipped = 0;
   int64_t step = state.step;
@@ -319,6 +331,7 @@ int train(const Options& o, const hg::data::TextCorpus& corpus, hg::Device devic
     log.scalar(step, "train/loss", loss);
     if (o.grad_clip > 0) log.scalar(step, "train/grad_norm", grad_norm);
     if (scaler.is_enabled()) log.loss_scale(step, scale, !stepped, !stepped);
+    hg::memory::log_memory(log, step, device);  // this step's peak, by category
 
     const bool last = step + 1 == o.steps, stop = o.stop_after > 0 && step + 1 == o.stop_after;
     if ((step + 1) % o.eval_every == 0 || last || stop || step == state.step) {
@@ -349,6 +362,7 @@ int train(const Options& o, const hg::data::TextCorpus& corpus, hg::Device devic
     log.scalar(step, "time/mfu", achieved / comp.peak_gflops);
   }
   if (skipped) std::printf("the scaler skipped %lld step(s) with inf/NaN gradients\n", (long long)skipped);
+  std::printf("\n%s", hg::memory::memory_table(device).c_str());
 
   hg::Generator sample_gen(o.sample_seed);
   const std::vector<int32_t> ids =
@@ -420,8 +434,26 @@ int main(int argc, char** argv) {
   app.add_option("--peak-gflops", o.peak_gflops, "the machine's peak for MFU (default: measure it)")
       ->check(NonNegative());
   app.add_option("--prompt", o.prompt, "text the sample starts from (characters of the corpus)");
+  app.add_flag("--plan", o.plan, "print the memory a model needs from the formulas (ZeRO stages, activations); train nothing");
+  app.add_option("--params", o.plan_config.params, "--plan: parameters Ψ (e.g. 7.5e9)");
+  app.add_option("--ranks", o.plan_config.ranks, "--plan: data-parallel ranks N")->capture_default_str();
+  app.add_option("--layers", o.plan_config.layers, "--plan: transformer layers (adds the activation term)");
+  app.add_option("--hidden", o.plan_config.hidden, "--plan: hidden size h");
+  app.add_option("--heads", o.plan_config.heads, "--plan: attention heads a");
+  app.add_option("--seq", o.plan_config.seq, "--plan: sequence length s");
+  app.add_option("--batch", o.plan_config.batch, "--plan: micro-batch b");
   HG_PARSE_FLAGS(app, argc, argv);
 
+  if (o.plan) {
+    try {
+      std::fputs(hg::memory::plan_table(o.plan_config).c_str(), stdout);
+    } catch (const std::invalid_argument& e) {
+      return usage_error(app, e.what());
+    }
+    return 0;
+  }
+  for (const char* name : {"--params", "--ranks", "--layers", "--hidden", "--heads", "--seq", "--batch"})
+    if (app.count(name) > 0) return usage_error(app, fmt::format("{} belongs to --plan, which trains nothing", name));
   const bool resuming = !o.common.resume.empty();
   if (resuming) {  // the checkpoint's flags fill in what the command line left out
     int64_t unused = 0;

@@ -7,6 +7,10 @@
 #              reordering of the sums (tests/unit/test_lm_step.cpp has the bounds)
 #   diverged   a learning rate of 1e30 makes the loss NaN: one line, exit code 3
 #   learns     the validation loss ends below the unigram baseline, and the sample is printed
+#   memory     the accountant's table at the end and one "memory" event per step in the run
+#              log, its five categories adding up to its peak; parameters = 4 bytes each (FP32)
+#   plan       --plan reproduces ZeRO's figure 1 row (Ψ = 7.5B, N = 64: 120 / 31.4 / 16.6 /
+#              1.9 GB), trains nothing; a --plan flag without --plan, or a bad size, exits 2
 set -e
 L="$1"
 CASE="$2"
@@ -70,6 +74,31 @@ learns)
        END { exit !ok }' out.txt || { echo "achieved is not tokens/s × FLOPs/token, or MFU not achieved / peak"; exit 1; }
   awk '/^RESULT/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } }
        END { exit !(v["val_loss"] + 0 < 0.8 * v["unigram"]) }' out.txt ;;
+memory)
+  "$L" $T --steps 3 --eval-every 3 --run-name mem >out.txt
+  grep -q "^memory on cpu: peak " out.txt || { cat out.txt; echo "no memory table"; exit 1; }
+  n=$(grep -c '"type":"memory"' runs/mem/events.jsonl)
+  [ "$n" -eq 3 ] || { echo "expected 3 memory events, got $n"; exit 1; }
+  params=$(sed -n 's/^  \([0-9]*\) parameters,.*/\1/p' out.txt)
+  # every event: the five categories add up to the peak, and the parameters hold 4 bytes each
+  grep '"type":"memory"' runs/mem/events.jsonl | awk -v p="$params" '
+    { for (k = 0; k < 8; k++) v[k] = 0
+      n = split($0, f, /[,{}]/)
+      for (i = 1; i <= n; i++) { split(f[i], kv, ":"); gsub(/"/, "", kv[1]); val[kv[1]] = kv[2] }
+      sum = val["parameters"] + val["gradients"] + val["optimizer_state"] + val["activations"] + val["temporaries"]
+      if (sum != val["peak"] || val["parameters"] != 4 * p) bad = 1 }
+    END { exit bad }' || { grep '"type":"memory"' runs/mem/events.jsonl; echo "a memory event does not add up (parameters = 4 x $params?)"; exit 1; } ;;
+plan)
+  out=$("$L" --plan --params 7.5e9 --ranks 64)
+  echo "$out"
+  for gb in "120.0 GB" "31.4 GB" "16.6 GB" "1.9 GB"; do
+    echo "$out" | grep -q "$gb" || { echo "expected $gb"; exit 1; }
+  done
+  [ ! -d runs ] || { echo "--plan wrote a run folder"; exit 1; }
+  out=$("$L" --params 7.5e9 2>&1) && exit 1
+  [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "belongs to --plan" || { echo "$out"; exit 1; }
+  "$L" --plan --params 7.5e9 --ranks 0 >/dev/null 2>&1 && exit 1
+  [ $? -eq 2 ] || { echo "a bad --ranks must exit 2"; exit 1; } ;;
 *)
   echo "unknown case $CASE"; exit 1 ;;
 esac
