@@ -1,0 +1,27 @@
+// Chapter 12 exercise — where the model states go (see exercise.h).
+//
+// Part 1, the parameter count. Walk gpt.h's diagram and count the scalars of every tensor
+// the model trains, in terms of L = n_layer, C = n_embd, T = block_size, V = vocab_size:
+// the two embeddings, the four Linear layers and two layer norms of each block (a Linear
+// C -> N has a weight and a bias; a layer norm has a weight and a bias), the final layer
+// norm, and the LM head, which is only a tensor of its own when it is not tied.
+// Part 2, the bytes. For each precision and optimizer: how many bytes per parameter does
+// each category hold after one step? What does the optimizer keep for each parameter, and
+// what do halfgrad's master weights keep, and under which tag? (README "## Where the memory
+// goes"; framework/amp/master_weights.h)
+// halfgrad's own answers (GPT's num_parameters, hg::memory::bytes_per_param) are not allowed
+// here: the checker refuses them.
+// Run: ./lab check 12
+#include "lessons/12_memory_and_scale/exercise.h"
+
+int64_t student_gpt_parameters(const hg::nn::GPTConfig& config) {
+  // TODO: the number of trained scalars of a GPT with this configuration.
+  return 0;
+}
+
+ModelStates student_model_states(int64_t params, hg::memory::OptimizerKind optimizer,
+                                 hg::memory::Precision precision) {
+  ModelStates s;
+  // TODO: s.parameters, s.gradients and s.optimizer_state, in bytes, for `params` parameters.
+  return s;
+}
