@@ -221,9 +221,13 @@ int main(int argc, char** argv) {
                    {"hg::memory::", "halfgrad's formulas (bytes_per_param) and its accountant"},
                    {"hg::optim::", "building the optimizer to measure it"},
                    {"hg::amp::", "building the master weights to measure them"}});
-  g.check("the parameter count of a tied GPT (the LM head shares wte)", [] {
-    const std::string why = count(gpt(2, 2, 16, 8, 11, true));
-    return why.empty() ? count(gpt(3, 4, 32, 16, 29, true)) : why;
+  g.check("the parameter count of a tied GPT (the LM head shares wte), at four sizes", [] {
+    for (const hg::nn::GPTConfig& c : {gpt(2, 2, 16, 8, 11, true), gpt(3, 4, 32, 16, 29, true),
+                                       gpt(1, 1, 8, 5, 7, true), gpt(4, 2, 24, 12, 50, true)}) {
+      const std::string why = count(c);
+      if (!why.empty()) return why;
+    }
+    return std::string();
   });
   g.check("the parameter count of an untied GPT (lm_head.weight of its own)",
           [] { return count(gpt(2, 2, 16, 8, 11, false)); });
