@@ -182,7 +182,9 @@ TEST_CASE("CheckpointExtras carries the scaler and extra tensors, a checkpoint w
   {
     Run first(ds);
     first.train_until(5);
-    hg::train::save_training_checkpoint(path, first.model, &first.opt, first.state());
+    hg::train::TrainingState without_scaler = first.state();
+    without_scaler.extra.erase("grad_scaler");  // as a chapter without a scaler writes it
+    hg::train::save_training_checkpoint(path, first.model, &first.opt, without_scaler);
   }
   Run other(ds);
   CHECK_THROWS(hg::train::load_training_checkpoint(path, other.model, &other.opt, nullptr, {"", {}, &other.scaler}));

@@ -182,7 +182,7 @@ TEST_CASE("GPT: GPT-2's initialisation (N(0, 0.02²), residual projections / √
   }
 }
 
-TEST_CASE("GPT: the tied head is the token embedding; untied it is its own parameter") {
+TEST_CASE("GPT: the tied head is the token embedding, untied it is its own parameter") {
   nn::GPTConfig cfg;
   cfg.n_layer = 1;
   cfg.n_head = 2;

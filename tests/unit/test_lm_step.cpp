@@ -73,7 +73,7 @@ double worst_relative_difference(const std::vector<std::vector<double>>& a, cons
 
 }  // namespace
 
-TEST_CASE("split_batch: K micro-batches are the batch's rows in order; K must divide B") {
+TEST_CASE("split_batch: K micro-batches are the batch's rows in order, K must divide B") {
   const data::TextCorpus corpus = tiny_corpus();
   const data::TokenBatch b = data::random_batch(corpus.train, 6, 8, 3, 0);
   const auto parts = train::split_batch(b, 3);

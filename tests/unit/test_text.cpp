@@ -51,7 +51,7 @@ std::string repeat(const std::string& s, int n) {
 
 }  // namespace
 
-TEST_CASE("vocabulary: the sorted distinct characters; encode and decode are inverse") {
+TEST_CASE("vocabulary: the sorted distinct characters, encode and decode are inverse") {
   const std::string text = repeat("hello, world\n", 20);
   TextCorpus c = hg::data::make_text_corpus(text, "test text", 8);
   CHECK(c.vocab == std::vector<char32_t>{'\n', ' ', ',', 'd', 'e', 'h', 'l', 'o', 'r', 'w'});
