@@ -8,8 +8,7 @@
 #                     fails or is killed, bad flags
 #   test_nccl         (a build with NCCL) world size 1 on one GPU; exits 77 without a GPU
 add_executable(test_dist_units ${CMAKE_CURRENT_LIST_DIR}/test_dist_units.cpp)
-target_link_libraries(test_dist_units PRIVATE halfgrad doctest::doctest hg_warnings)
-target_compile_definitions(test_dist_units PRIVATE DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN)
+target_link_libraries(test_dist_units PRIVATE halfgrad hg_doctest_main hg_warnings)
 doctest_discover_tests(test_dist_units PROPERTIES LABELS "dist")
 
 if(HG_WITH_MPI)

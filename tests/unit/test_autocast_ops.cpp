@@ -2,6 +2,7 @@
 // region}, run through the real ops of framework/ops (each has its one autocast line).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>

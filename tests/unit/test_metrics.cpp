@@ -2,6 +2,7 @@
 // against a direct count of TP / FP / FN on random labels.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 #include <sstream>
 #include <string>

@@ -14,9 +14,8 @@ set(_hg_tdir ${CMAKE_CURRENT_LIST_DIR})
 foreach(_hg_t run_log plot_math)
   add_executable(test_viewer_${_hg_t} ${_hg_tdir}/test_${_hg_t}.cpp
                  ${_hg_vdir}/run_log.cpp ${_hg_vdir}/plot_math.cpp ${_hg_vdir}/demo_run.cpp)
-  target_link_libraries(test_viewer_${_hg_t} PRIVATE halfgrad doctest::doctest hg_warnings)
-  target_compile_definitions(test_viewer_${_hg_t} PRIVATE
-    HG_SOURCE_DIR="${PROJECT_SOURCE_DIR}" DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN)
+  target_link_libraries(test_viewer_${_hg_t} PRIVATE halfgrad hg_doctest_main hg_warnings)
+  target_compile_definitions(test_viewer_${_hg_t} PRIVATE HG_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   doctest_discover_tests(test_viewer_${_hg_t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
 
