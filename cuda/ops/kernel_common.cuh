@@ -3,6 +3,7 @@
 //   load<T>(p, i) / store<T>(p, i, v)   F16/BF16/F32 storage, F32 math, RNE on store
 //   HG_DISPATCH(dtype, T, ...)          run the block with T = float, __half or __nv_bfloat16
 //   launch_1d(n)                        grid size for one thread per element (grid-stride loops)
+//   warp_blocks(rows)                   grid size for one warp per row (softmax, layer norm)
 //   warp_sum / warp_max, block_sum      tree reductions with shuffles
 #include "cuda/ops/dtype.h"
 #include "cuda/runtime/check.h"
@@ -42,6 +43,9 @@ inline unsigned launch_1d(int64_t n) {
   const int64_t blocks = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 65535 ? 65535 : blocks));
 }
+
+// Blocks of kThreads for one warp (32 threads) per row: a kernel's warp w handles row w.
+inline unsigned warp_blocks(int64_t rows) { return static_cast<unsigned>((rows * 32 + kThreads - 1) / kThreads); }
 
 #define HG_GRID_STRIDE(i, n) \
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)

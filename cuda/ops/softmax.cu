@@ -97,8 +97,6 @@ __global__ void cross_entropy_backward_kernel(const T* x, const int32_t* t, cons
 template <class T>
 __global__ void cast_one_kernel(const float* from, T* to) { store(to, 0, from[0]); }
 
-static unsigned warp_blocks(int64_t rows) { return static_cast<unsigned>((rows * 32 + kThreads - 1) / kThreads); }
-
 void launch_softmax_forward(DType dt, const void* x, void* y, int64_t outer, int64_t d, int64_t inner, bool log) {
   const int64_t rows = outer * inner;
   if (rows == 0 || d == 0) return;

@@ -1,6 +1,7 @@
 #pragma once
 // Strided views on the GPU: y = x gathered into row-major order (the CUDA side of
-// Tensor::contiguous()).
+// Tensor::contiguous()), and the reverse, row-major values scattered into a view (the
+// backward of a view: narrow's gradient is dy written into a window of zeros).
 //
 // A view is (shape, strides, offset) over a storage: element (i_0 .. i_{d-1}) of the view lives
 // at offset + Σ_k i_k · stride[k] in the storage. A transpose swaps two strides, an expand
@@ -51,5 +52,8 @@ inline StridedView make_strided_view(const std::vector<int64_t>& shape, const st
 
 // y (n = Π shape, row-major) = the view of x; x points at the view's first element.
 void launch_copy_strided(DType dt, const void* x, const StridedView& view, void* y, int64_t n);
+// The view of y = x (n = Π shape, row-major); y points at the view's first element. The view
+// must not repeat an element (no stride 0): two threads would write one place.
+void launch_copy_into_strided(DType dt, const void* x, void* y, const StridedView& view, int64_t n);
 
 }  // namespace hg::cuda

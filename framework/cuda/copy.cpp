@@ -70,4 +70,22 @@ void copy_(Tensor& dst, const Tensor& src_in) {
                 dst.numel());
 }
 
+void copy_into_view(Tensor& view, const Tensor& src_in) {
+  Tensor src = src_in.detach().contiguous();
+  need_gpu_contiguous("copy_into_view", src, "src");
+  if (view.device() != Device::CUDA) op_error("copy_into_view", "the view is on the CPU");
+  if (src.shape() != view.shape() || src.dtype() != view.dtype())
+    op_error("copy_into_view", fmt::format("src is {} {}, the view {} {}: they must match", dtype_name(src.dtype()),
+                                           shape_str(src.shape()), dtype_name(view.dtype()), shape_str(view.shape())));
+  if (view.dim() > kMaxViewDims)
+    op_error("copy_into_view", fmt::format("views of more than {} dims are not supported on the GPU", kMaxViewDims));
+  for (int64_t d = 0; d < view.dim(); ++d)
+    if (view.strides()[d] == 0 && view.shape()[d] > 1)
+      op_error("copy_into_view", fmt::format("the view {} repeats elements (stride 0 in dim {}): a write into it "
+                                             "would be ambiguous", shape_str(view.shape()), d));
+  // raw_data() is the view's first element (its offset applied)
+  launch_copy_into_strided(kernel_dtype("copy_into_view", src), src.raw_data(), view.raw_data(),
+                           make_strided_view(view.shape(), view.strides()), src.numel());
+}
+
 }  // namespace hg::cuda

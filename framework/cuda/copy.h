@@ -17,5 +17,9 @@ Tensor clone(const Tensor& x);
 Tensor contiguous(const Tensor& x);
 // dst (contiguous, on the GPU) = src, from any device, any dtype.
 void copy_(Tensor& dst, const Tensor& src);
+// The elements of a view on the GPU (a narrow's window, a transpose) = src, a GPU tensor of
+// the same shape and dtype: a scatter (cuda/ops/strided.h). A view that repeats elements (an
+// expand) is refused.
+void copy_into_view(Tensor& view, const Tensor& src);
 
 }  // namespace hg::cuda

@@ -62,4 +62,21 @@ Tensor gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const Tensor& A, 
   return round_back(acc, A.dtype());
 }
 
+Tensor batched_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const Tensor& A, const Tensor& B,
+                    const std::vector<int64_t>& a_off, const std::vector<int64_t>& b_off, const Shape& out) {
+  need_gpu_contiguous("matmul", A, "a");
+  need_gpu_contiguous("matmul", B, "b");
+  const DType dt = kernel_dtype("matmul", A);
+  const size_t es = dtype_size(dt);
+  // A loop of the 2-D GEMM, one launch (or a few, with transposed operands) per matrix: for
+  // attention's B·H small matrices that is many short launches, the price of reusing the
+  // ladder's kernels (a batched kernel, or cublasGemmStridedBatchedEx, would take one).
+  Tensor acc = gpu_empty(out, DType::F32);  // (..., M, N) F32 accumulators
+  const char* pa = static_cast<const char*>(A.raw_data());
+  const char* pb = static_cast<const char*>(B.raw_data());
+  for (size_t i = 0; i < a_off.size(); ++i)
+    gemm_f32_out(dt, ta, tb, M, N, K, pa + a_off[i] * es, pb + b_off[i] * es, f32_data(acc) + int64_t(i) * M * N);
+  return round_back(acc, A.dtype());
+}
+
 }  // namespace hg::cuda

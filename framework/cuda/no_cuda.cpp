@@ -24,6 +24,7 @@ Tensor cast(const Tensor&, DType) { no_cuda_build("cast"); }
 Tensor clone(const Tensor&) { no_cuda_build("clone"); }
 Tensor contiguous(const Tensor&) { no_cuda_build("contiguous"); }
 void copy_(Tensor&, const Tensor&) { no_cuda_build("copy_"); }
+void copy_into_view(Tensor&, const Tensor&) { no_cuda_build("copy_into_view"); }
 
 Tensor binary(const char* op, Binary, const Tensor&, const Tensor&, const Shape&) { no_cuda_build(op); }
 Tensor binary_scalar(const char* op, Binary, const Tensor&, double, bool) { no_cuda_build(op); }
@@ -39,6 +40,10 @@ Tensor apply_mask(const Tensor&, const Tensor&) { no_cuda_build("dropout"); }
 
 Tensor gemm(bool, bool, int64_t, int64_t, int64_t, const Tensor&, const Tensor&, const Tensor&) {
   no_cuda_build("matmul");
+}
+Tensor batched_gemm(bool, bool, int64_t, int64_t, int64_t, const Tensor&, const Tensor&, const std::vector<int64_t>&,
+                    const std::vector<int64_t>&, const Shape&) {
+  no_cuda_build("batched matmul");
 }
 
 Tensor conv2d_forward(const Tensor&, const Tensor&, const Tensor&, const ConvGeometry&) { no_cuda_build("conv2d"); }
@@ -78,6 +83,21 @@ std::vector<Tensor> batch_norm2d_backward(const Tensor&, const Tensor&, const Te
                                           DType, DType) {
   no_cuda_build("batch_norm2d backward");
 }
+
+Tensor layer_norm(const Tensor&, const Tensor&, const Tensor&, double, LayerNormSaved&) { no_cuda_build("layer_norm"); }
+std::vector<Tensor> layer_norm_backward(const Tensor&, const Tensor&, const Tensor&, const LayerNormSaved&, bool, bool,
+                                        bool, DType, DType) {
+  no_cuda_build("layer_norm backward");
+}
+
+Tensor embedding(const Tensor&, const std::vector<int32_t>&, const Shape&) { no_cuda_build("embedding"); }
+Tensor embedding_backward(const Tensor&, const std::vector<int32_t>&, int64_t, int64_t) {
+  no_cuda_build("embedding backward");
+}
+
+Tensor causal_mask(const Tensor&, double) { no_cuda_build("causal_mask"); }
+Tensor causal_softmax(const Tensor&, double) { no_cuda_build("causal_softmax"); }
+Tensor causal_softmax_backward(const Tensor&, const Tensor&, double) { no_cuda_build("causal_softmax backward"); }
 
 void sgd_step(Tensor&, const Tensor&, Tensor&, double, double, double, double, bool, bool) {
   no_cuda_build("SGD");

@@ -1,15 +1,17 @@
-// framework/cuda/norm.cpp — batch norm on GPU tensors (norm.h).
+// framework/cuda/norm.cpp — batch norm and layer norm on GPU tensors (norm.h).
 #include "framework/cuda/norm.h"
 
 #include "cuda/ops/batchnorm.h"
 #include "cuda/ops/elementwise.h"
+#include "cuda/ops/layernorm.h"
 #include "framework/cuda/common.h"
 #include "framework/cuda/copy.h"
 
 namespace hg::cuda {
 
 namespace {
-// An F32 per-channel vector on the GPU: t itself, t converted, or `fallback` when undefined.
+// An F32 per-channel (batch norm) or per-feature (layer norm) vector on the GPU: t itself, t
+// converted, or `fallback` when undefined.
 Tensor channel_f32(const Tensor& t, int64_t C, double fallback) {
   if (!t.defined()) return Tensor::full({C}, fallback, DType::F32, Device::CUDA);
   return as_f32(t.detach().contiguous());
@@ -74,6 +76,37 @@ std::vector<Tensor> batch_norm2d_backward(const Tensor& dy_in, const Tensor& x_i
                   make_broadcast({N, C, HW}, {C, 1}));
   }
   return {round_back(dx, x_in.dtype()), round_back(dgamma, gdt), round_back(dbeta, bdt)};
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, LayerNormSaved& saved) {
+  need_gpu_contiguous("layer_norm", x, "x");
+  const DType dt = kernel_dtype("layer_norm", x);
+  const int64_t C = x.shape().back(), R = x.numel() / C;
+  Tensor w = channel_f32(weight, C, 1.0), b = channel_f32(bias, C, 0.0);
+  Tensor y = gpu_empty(x.shape(), dt);
+  saved.mean_rel = gpu_empty({R}, DType::F32);
+  saved.rstd = gpu_empty({R}, DType::F32);
+  launch_layer_norm_forward(dt, x.raw_data(), f32_data(w), f32_data(b), R, C, static_cast<float>(eps), y.raw_data(),
+                            f32_data(saved.mean_rel), f32_data(saved.rstd));
+  return y;
+}
+
+std::vector<Tensor> layer_norm_backward(const Tensor& dy_in, const Tensor& x, const Tensor& weight,
+                                        const LayerNormSaved& saved, bool need_dx, bool need_dweight,
+                                        bool need_dbias, DType wdt, DType bdt) {
+  Tensor dy = dy_in.contiguous();
+  need_gpu_contiguous("layer_norm backward", dy, "dy");
+  const DType dt = kernel_dtype("layer_norm backward", x);
+  if (dy.dtype() != dt) dy = cast(dy, dt);  // the kernels read dy as x's type
+  const int64_t C = x.shape().back(), R = x.numel() / C;
+  Tensor w = channel_f32(weight, C, 1.0);
+  Tensor dx = need_dx ? gpu_empty(x.shape(), dt) : Tensor();
+  Tensor dw = need_dweight ? gpu_empty({C}, DType::F32) : Tensor();
+  Tensor db = need_dbias ? gpu_empty({C}, DType::F32) : Tensor();
+  launch_layer_norm_backward(dt, x.raw_data(), dy.raw_data(), f32_data(w), f32_data(saved.mean_rel),
+                             f32_data(saved.rstd), R, C, need_dx ? dx.raw_data() : nullptr,
+                             need_dweight ? f32_data(dw) : nullptr, need_dbias ? f32_data(db) : nullptr);
+  return {dx, round_back(dw, wdt), round_back(db, bdt)};
 }
 
 }  // namespace hg::cuda

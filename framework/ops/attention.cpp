@@ -11,6 +11,7 @@
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/elementwise.h"
+#include "framework/cuda/attention.h"
 #include "framework/ops/check.h"
 
 namespace hg {
@@ -23,11 +24,6 @@ int64_t check_scores(const char* op, const Tensor& x) {
   if (x.dim() < 2 || x.shape()[x.dim() - 1] != x.shape()[x.dim() - 2])
     op_error(op, fmt::format("scores must be (..., T, T), queries × keys, got shape {}",
                              shape_str(x.shape())));
-  switch (x.device()) {
-    case Device::CPU: break;
-    case Device::CUDA:
-      no_cuda_kernel(op);
-  }
   return x.shape().back();
 }
 
@@ -47,23 +43,30 @@ template <class F> Tensor map_rows(const Tensor& x_in, int64_t T, F f) {
   return y;
 }
 
+// y[i, j] = x[i, j] where j ≤ i, `above` where j > i, on x's device: the mask (above = −inf)
+// and its backward (above = 0) are the same copy.
+Tensor mask_above_diagonal(const Tensor& x, int64_t T, double above) {
+  switch (x.device()) {
+    case Device::CPU: break;  // the rows below
+    case Device::CUDA:
+      return cuda::causal_mask(x.contiguous(), above);
+  }
+  return map_rows(x, T, [T, above](int64_t i, const auto* xr, auto* yr) {
+    using S = std::remove_const_t<std::remove_pointer_t<decltype(xr)>>;
+    for (int64_t j = 0; j < T; ++j) yr[j] = j <= i ? xr[j] : store<S>(compute_t<S>(above));
+  });
+}
+
 }  // namespace
 
 Tensor causal_mask(const Tensor& x_arg) {
   // autocast (framework/amp): a copy, run in the dtype that arrives
   const Tensor x = amp::autocast_cast(x_arg, "causal_mask");
   const int64_t T = check_scores("causal_mask", x);
-  Tensor y = map_rows(x, T, [T](int64_t i, const auto* xr, auto* yr) {
-    using S = std::remove_const_t<std::remove_pointer_t<decltype(xr)>>;
-    for (int64_t j = 0; j < T; ++j)
-      yr[j] = j <= i ? xr[j] : store<S>(-std::numeric_limits<compute_t<S>>::infinity());
-  });
+  Tensor y = mask_above_diagonal(x, T, -std::numeric_limits<double>::infinity());
   // ∂y[i, j]/∂x[i, j] = 1 where j ≤ i, 0 above the diagonal (a constant there)
   return record("causal_mask", y, {x}, [T](const Tensor& dy, const NeedsGrad&) {
-    return std::vector<Tensor>{map_rows(dy, T, [T](int64_t i, const auto* gr, auto* dr) {
-      using S = std::remove_const_t<std::remove_pointer_t<decltype(gr)>>;
-      for (int64_t j = 0; j < T; ++j) dr[j] = j <= i ? gr[j] : store<S>(0);
-    })};
+    return std::vector<Tensor>{mask_above_diagonal(dy, T, 0.0)};
   });
 }
 
@@ -73,6 +76,16 @@ Tensor causal_softmax(const Tensor& x_arg, double scale) {
   const int64_t T = check_scores("causal_softmax", x);
   // Row i sees keys 0..i; the max is subtracted so every exponent is ≤ 0 (no overflow).
   Tensor xc = x.contiguous();
+  switch (xc.device()) {
+    case Device::CPU: break;  // the rows below
+    case Device::CUDA: {
+      // one warp per row (cuda/ops/attention.h); the backward on the GPU too
+      Tensor y = cuda::causal_softmax(xc, scale), yd = y.detach();
+      return record("causal_softmax", y, {x}, [yd, scale](const Tensor& dy, const NeedsGrad&) {
+        return std::vector<Tensor>{cuda::causal_softmax_backward(yd, dy, scale)};
+      });
+    }
+  }
   Tensor y = Tensor::empty(xc.shape(), xc.dtype());
   const int64_t rows = xc.numel() / T;
   visit_dtype(xc.dtype(), [&](auto tag) {

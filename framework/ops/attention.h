@@ -18,6 +18,7 @@
 //
 // Dtypes: causal_softmax computes in F32 (F64 for F64) and rounds once to x's dtype; under
 // autocast it runs in F32 (exponentials and a sum, like softmax). causal_mask only copies.
+// On the GPU both run in kernels (cuda/ops/attention.h), one warp per row for the softmax.
 #include "framework/tensor/tensor.h"
 
 namespace hg {

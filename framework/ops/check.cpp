@@ -36,10 +36,6 @@ void no_cuda_build(const char* op) {
   throw std::runtime_error(std::string(op) + ": built without CUDA; use --device cpu");
 }
 
-void no_cuda_kernel(const std::string& op) {
-  throw std::runtime_error(op + " has no CUDA kernel yet; run on --device cpu");
-}
-
 void check_dim(const char* op, const Tensor& t, const char* what, int64_t ndim, const char* layout) {
   if (t.dim() != ndim)
     op_error(op, fmt::format("{} must have {} dimensions {}, got shape {}", what, ndim, layout,

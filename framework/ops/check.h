@@ -22,10 +22,6 @@ void check_cpu(const char* op, const Tensor& t, const char* what);
 // The `case Device::CUDA:` of an op in a build without CUDA (a CUDA tensor cannot exist
 // there, but say so plainly if one ever reaches an op): "built without CUDA; use --device cpu".
 [[noreturn]] void no_cuda_build(const char* op);
-// The `case Device::CUDA:` of an op that has no CUDA kernel yet (chapter 12's GPT ops):
-// "<op> has no CUDA kernel yet; run on --device cpu". In a build without CUDA no tensor can
-// be on the GPU, so one message serves both builds.
-[[noreturn]] void no_cuda_kernel(const std::string& op);
 // Exactly `ndim` dimensions, `layout` names them for the message: "(N, C, H, W)".
 void check_dim(const char* op, const Tensor& t, const char* what, int64_t ndim,
                const char* layout);

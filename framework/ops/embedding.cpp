@@ -10,6 +10,7 @@
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/elementwise.h"
+#include "framework/cuda/embedding.h"
 #include "framework/ops/check.h"
 
 namespace hg {
@@ -62,24 +63,30 @@ Tensor embedding(const Tensor& weight_arg, const std::vector<int32_t>& ids, cons
       op_error("embedding", fmt::format("id {} at position {} is not a row of the table: the weight "
                                         "{} has {} rows (ids must be in [0, {}))",
                                         ids[p], p, shape_str(weight.shape()), V, V));
-  switch (weight.device()) {
-    case Device::CPU: break;  // the loop below
-    case Device::CUDA:
-      no_cuda_kernel("embedding");
-  }
   Tensor w = weight.contiguous();
   Shape out_shape = ids_shape;
   out_shape.push_back(C);
-  Tensor y = Tensor::empty(out_shape, w.dtype());
-  // out[p, :] = weight[ids[p], :] — a copy of C elements per position
-  const size_t row = static_cast<size_t>(C) * dtype_size(w.dtype());
-  const char* pw = static_cast<const char*>(w.raw_data());
-  char* py = static_cast<char*>(y.raw_data());
+  Tensor y;
+  switch (w.device()) {
+    case Device::CPU: {
+      y = Tensor::empty(out_shape, w.dtype());
+      // out[p, :] = weight[ids[p], :] — a copy of C elements per position
+      const size_t row = static_cast<size_t>(C) * dtype_size(w.dtype());
+      const char* pw = static_cast<const char*>(w.raw_data());
+      char* py = static_cast<char*>(y.raw_data());
 #pragma omp parallel for if (n * C > cpu::kParallelMin)
-  for (int64_t p = 0; p < n; ++p) std::memcpy(py + p * row, pw + ids[p] * row, row);
+      for (int64_t p = 0; p < n; ++p) std::memcpy(py + p * row, pw + ids[p] * row, row);
+      break;
+    }
+    case Device::CUDA:
+      y = cuda::embedding(w, ids, out_shape);  // a gather kernel (cuda/ops/embedding.h)
+      break;
+  }
 
   // ∂out[p, c]/∂W[v, c] = [ids[p] = v]  =>  dW[v, :] = Σ_{p: ids[p] = v} dout[p, :]
+  // (on the GPU the same sums in the same order, without atomics: cuda/ops/embedding.h says why)
   return record("embedding", y, {weight}, [ids, V, C](const Tensor& dout, const NeedsGrad&) {
+    if (dout.device() == Device::CUDA) return std::vector<Tensor>{cuda::embedding_backward(dout, ids, V, C)};
     return std::vector<Tensor>{embedding_backward(dout, ids, V, C)};
   });
 }

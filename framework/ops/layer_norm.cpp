@@ -11,6 +11,7 @@
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/elementwise.h"
+#include "framework/cuda/norm.h"
 #include "framework/ops/check.h"
 
 namespace hg {
@@ -37,6 +38,18 @@ struct Saved {
 // order: the same bits on any number of threads.
 constexpr int64_t kRowChunk = 64;
 
+// The op on the GPU: the same recipe in kernels (cuda/ops/layernorm.h); the per-row mean and
+// 1/σ stay on the device for the backward.
+Tensor layer_norm_on_cuda(const Tensor& x_in, const Tensor& weight, const Tensor& bias, double eps) {
+  Tensor x = x_in.detach().contiguous(), w = weight.defined() ? weight.detach() : Tensor();
+  auto saved = std::make_shared<cuda::LayerNormSaved>();
+  Tensor y = cuda::layer_norm(x, weight, bias, eps, *saved);
+  const DType wdt = weight.defined() ? weight.dtype() : x.dtype(), bdt = bias.defined() ? bias.dtype() : x.dtype();
+  return record("layer_norm", y, {x_in, weight, bias}, [x, w, saved, wdt, bdt](const Tensor& dy, const NeedsGrad& need) {
+    return cuda::layer_norm_backward(dy, x, w, *saved, need[0], need[1], need[2], wdt, bdt);
+  });
+}
+
 }  // namespace
 
 Tensor layer_norm(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg, double eps) {
@@ -53,7 +66,7 @@ Tensor layer_norm(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg,
   switch (x_in.device()) {
     case Device::CPU: break;  // the loops below
     case Device::CUDA:
-      no_cuda_kernel("layer_norm");
+      return layer_norm_on_cuda(x_in, weight, bias, eps);
   }
   Tensor x = x_in.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());

@@ -14,6 +14,8 @@
 // once to x's dtype. weight and bias may be F32 while x is F16/BF16; their gradients come
 // back in their own dtype. Under autocast the policy runs layer_norm in F32 — x, weight and
 // bias are cast to F32 and y is F32 — as PyTorch's autocast does (it is on its fp32 list).
+// On the GPU the same recipe runs in kernels (cuda/ops/layernorm.h), F32 math in every storage
+// type; the per-row statistics the backward needs stay on the device.
 #include "framework/tensor/tensor.h"
 
 namespace hg {

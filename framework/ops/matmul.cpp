@@ -123,29 +123,33 @@ Tensor batched_matmul(const Tensor& a_in, const Tensor& b_in, bool ta, bool tb) 
   // (…, M, K) -> (…·M, K); autograd flows through the two reshapes.
   if (!ta && b_in.dim() == 2) return reshape(matmul(reshape(a_in, {-1, Ka}), b_in, false, tb), out);
 
-  switch (a_in.device()) {
-    case Device::CPU: break;  // the loop below
-    case Device::CUDA:
-      no_cuda_kernel("batched matmul");
-  }
   Tensor a = a_in.contiguous(), b = b_in.contiguous();
-  Tensor c = Tensor::empty(out, a.dtype());
   const std::vector<int64_t> a_off = batch_offsets(a_batch, batch, M * Ka);
   const std::vector<int64_t> b_off = batch_offsets(b_batch, batch, Kb * N);
-  const size_t es = dtype_size(a.dtype());
-  const char* pa = static_cast<const char*>(a.raw_data());
-  const char* pb = static_cast<const char*>(b.raw_data());
-  char* pc = static_cast<char*>(c.raw_data());
-  const int64_t count = static_cast<int64_t>(a_off.size());
-  // Attention's matrices, (T, D)·(D, T) per head, are too small to split between threads
-  // (sgemm would run each on one thread anyway): whole matrices run side by side instead.
-  // Large ones keep sgemm's own threads. The bits are the same either way: every element
-  // sums its K products in the same order.
-  const bool side_by_side = count > 1 && 2.0 * double(M) * double(N) * double(Ka) < 4e6;
+  Tensor c;
+  switch (a.device()) {
+    case Device::CPU: {
+      c = Tensor::empty(out, a.dtype());
+      const size_t es = dtype_size(a.dtype());
+      const char* pa = static_cast<const char*>(a.raw_data());
+      const char* pb = static_cast<const char*>(b.raw_data());
+      char* pc = static_cast<char*>(c.raw_data());
+      const int64_t count = static_cast<int64_t>(a_off.size());
+      // Attention's matrices, (T, D)·(D, T) per head, are too small to split between threads
+      // (sgemm would run each on one thread anyway): whole matrices run side by side instead.
+      // Large ones keep sgemm's own threads. The bits are the same either way: every element
+      // sums its K products in the same order.
+      const bool side_by_side = count > 1 && 2.0 * double(M) * double(N) * double(Ka) < 4e6;
 #pragma omp parallel for schedule(static) if (side_by_side)
-  for (int64_t i = 0; i < count; ++i)
-    gemm(a.dtype(), ta, tb, M, N, Ka, pa + a_off[i] * es, pb + b_off[i] * es,
-         pc + static_cast<size_t>(i * M * N) * es);
+      for (int64_t i = 0; i < count; ++i)
+        gemm(a.dtype(), ta, tb, M, N, Ka, pa + a_off[i] * es, pb + b_off[i] * es,
+             pc + static_cast<size_t>(i * M * N) * es);
+      break;
+    }
+    case Device::CUDA:
+      c = cuda::batched_gemm(ta, tb, M, N, Ka, a, b, a_off, b_off, out);  // one GEMM per matrix
+      break;
+  }
 
   // Per matrix, as in the 2-D case below; a broadcast operand's gradient is then summed over
   // the batch dims it was repeated along (sum_to_shape).

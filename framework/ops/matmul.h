@@ -16,7 +16,8 @@
 // result rounded once to the input dtype. Both operands must share a dtype.
 // A batch runs one GEMM per matrix; small matrices run side by side on the threads, large
 // ones each use all threads. A batch times one matrix, (..., M, K) · (K, N), is a single
-// GEMM of (…·M, K) rows. On the GPU only that case and 2-D products run (no batched kernel).
+// GEMM of (…·M, K) rows. On the GPU a batch is a loop of the 2-D GEMM (framework/cuda/matmul.h),
+// one launch per matrix.
 #include "framework/tensor/tensor.h"
 
 namespace hg {

@@ -185,7 +185,16 @@ namespace {
 // Viewed as (outer, n, inner) the window of each outer index is one contiguous run.
 Tensor narrow_backward(const Tensor& dy_in, const Shape& x_shape, int64_t dim, int64_t start) {
   Tensor dy = dy_in.contiguous();
-  Tensor dx = Tensor::zeros(x_shape, dy.dtype());
+  Tensor dx = Tensor::zeros(x_shape, dy.dtype(), dy.device());
+  switch (dy.device()) {
+    case Device::CPU: break;  // the runs below
+    case Device::CUDA: {
+      // the window of dx that the forward's view was, written with dy (a scatter kernel)
+      Tensor window = dx.view_of(dy.shape(), dx.strides(), dx.impl().offset + start * dx.strides()[dim]);
+      cuda::copy_into_view(window, dy);
+      return dx;
+    }
+  }
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < dim; ++d) outer *= x_shape[d];
   for (size_t d = dim + 1; d < x_shape.size(); ++d) inner *= x_shape[d];
@@ -209,11 +218,7 @@ Tensor narrow(const Tensor& x, int64_t dim_in, int64_t start, int64_t length) {
   if (start < 0 || length < 0 || start + length > n)
     op_error("narrow", fmt::format("[{}, {}) is out of range for dim {} of size {} (shape {})",
                                    start, start + length, dim, n, shape_str(x.shape())));
-  switch (x.device()) {
-    case Device::CPU: break;  // a view; the backward below runs on the CPU
-    case Device::CUDA:
-      no_cuda_kernel("narrow");
-  }
+  // a view on either device; the backward writes dy into a window of zeros on dy's device
   Shape shape = x.shape();
   shape[dim] = length;
   Tensor y = x.view_of(shape, x.strides(), x.impl().offset + start * x.strides()[dim]);

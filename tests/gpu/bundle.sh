@@ -12,7 +12,7 @@
 # Layout: .gpu-bundle/programs.tar.xz  the three folders below, packed (xz: the binaries share
 #                                      most of their code, and xz's window sees that; about 3 MiB
 #                                      instead of 31); run.sh unpacks it into .gpu-bundle/
-#           bin/                       the GPU tests, gemm_ladder, lessons 02 03 05 06 09 10 11;
+#           bin/                       the GPU tests, gemm_ladder, lessons 02 03 05 06 09 10 11 12;
 #                                      BUILT says from which commit, for which GPU, with which nvcc
 #           lib/                       the shared libraries they load that are not part of the
 #                                      C library, the CUDA toolkit or the driver (fmt, zlib, OpenMP)
@@ -65,7 +65,7 @@ cp "$DATA"/*.gz "$OUT.tmp/fashion-mnist/"
 
 if [ $BUILD_BINARIES -eq 1 ]; then
   command -v nvcc >/dev/null || { echo "bundle.sh: nvcc not found: cannot build the GPU binaries (--no-build packs the rest)" >&2; exit 1; }
-  targets=(gemm_ladder lesson_02 lesson_03 lesson_05 lesson_06 lesson_09 lesson_10 lesson_11)
+  targets=(gemm_ladder lesson_02 lesson_03 lesson_05 lesson_06 lesson_09 lesson_10 lesson_11 lesson_12)
   for src in "$ROOT"/tests/gpu/test_*.cu "$ROOT"/tests/gpu/test_*.cpp; do [ -e "$src" ] && targets+=("$(basename "${src%.*}")"); done
   gen=(); command -v ninja >/dev/null && [ ! -f "$BUILD/Makefile" ] && gen=(-G Ninja)
   # sm_90 machine code plus its PTX: the same flags as `HG_CUDA_ARCHS=90 ./lab build`, so the

@@ -28,7 +28,8 @@
 #   chapter02  chapter 02 on the GPU: MLP and SmallCNN, one full epoch each           60 s
 #   chapter10  chapter 10: ResNet-50 FP32 vs AMP, one epoch of 10,000 images          100 s
 #   chapters   chapters 06, 09, 11 (short runs), 03 and 05 (their GPU sections)       60 s
-# Full: 5 + 120 + 150 + 100 + 60 + 100 + 60 = 595 s of limits against a 450 s deadline: the
+#   chapter12  chapter 12's GPT, 40 steps in FP32 and in AMP F16                      40 s
+# Full: 5 + 120 + 150 + 100 + 60 + 100 + 60 + 40 = 635 s of limits against a 450 s deadline: the
 # limits are ceilings for a slow case, the deadline is what holds. Plus the machine's start (about
 # a minute): give the device tool timeout_s=600 for the full run, 240 for --quick.
 #
@@ -146,7 +147,7 @@ if [ -z "$BIN" ]; then
   [ -d "$BUNDLE/sysroot/usr" ] && bundle=(-DCMAKE_PREFIX_PATH="$BUNDLE/sysroot/usr")
   step configure "$OUTDIR/build.log" 120 cmake -S "$ROOT" -B "$BUILD" "${gen[@]+"${gen[@]}"}" \
     "${bundle[@]+"${bundle[@]}"}" -DHG_VIEWER=OFF -DHG_CUDA=ON -DHG_CUDA_ARCHS=90 || exit 1
-  targets=(gemm_ladder lesson_02 lesson_03 lesson_05 lesson_06 lesson_09 lesson_10 lesson_11)
+  targets=(gemm_ladder lesson_02 lesson_03 lesson_05 lesson_06 lesson_09 lesson_10 lesson_11 lesson_12)
   for src in "$ROOT"/tests/gpu/test_*.cu "$ROOT"/tests/gpu/test_*.cpp; do [ -e "$src" ] && targets+=("$(basename "${src%.*}")"); done
   step build "$OUTDIR/build.log" 400 cmake --build "$BUILD" -j "$(nproc)" --target "${targets[@]}" || exit 1
   BIN="$WORK/bin"
@@ -247,6 +248,13 @@ for nn in 06 09 11; do
 done
 step chapter03 "$CH_LOG" 10 "$BIN/lesson_03"
 step chapter05 "$CH_LOG" 10 "$BIN/lesson_05"
+# Chapter 12's GPT on text. The GPU machine has no fortunes package: the chapter's own README
+# is the corpus (any UTF-8 text will do).
+for prec in fp32 amp_f16; do
+  step "chapter12-$prec" "$CH_LOG" 20 "$BIN/lesson_12" --device cuda --precision "$prec" \
+    --data "$ROOT/lessons/12_memory_and_scale/README.md" --steps 40 --warmup 5 --eval-every 20 --eval-batches 2 \
+    --sample-chars 80 --run-name "gpu12_${prec}_$stamp"
+done
 grep -E '^RESULT|vs fp32|GPU memory|bit-exact|differ|Error|error' "$CH_LOG" | head -n 40 | note
 [ -d "$WORK/runs" ] && tar -C "$WORK" -czf "$OUTDIR/runs.tar.gz" runs
 

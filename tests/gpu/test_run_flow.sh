@@ -38,7 +38,7 @@ EOF
   [ -n "$hang" ] && printf '#!/bin/sh\nexec sleep 1000\n' >"$dir/bin/$hang"
   printf '#!/bin/sh\necho "GPU: stub"\necho "GOAL 4096^3 F16 best rung 08: 61.0%% of cuBLAS (goal >= 60%%): met"\necho "args: $*"\nexit 0\n' \
     >"$dir/bin/gemm_ladder"
-  for nn in 02 03 05 06 09 10 11; do
+  for nn in 02 03 05 06 09 10 11 12; do
     printf '#!/bin/sh\necho "RESULT lesson %s $*"\nmkdir -p runs/stub_%s\necho "{}" > runs/stub_%s/run.json\nexit 0\n' \
       "$nn" "$nn" "$nn" >"$dir/bin/lesson_$nn"
   done
@@ -63,12 +63,12 @@ check "--quick: no chapter ran" test ! -e "$TMP/out1/chapters.log"
 OUT="$TMP/out2" HG_GPU_BUNDLE="$TMP/b1" PATH="/usr/bin:/bin" "$ROOT/tests/gpu/run.sh" >"$TMP/full.log" 2>&1
 rc=$?
 check "full: exits 1 (the failing test) (got $rc)" test $rc -eq 1
-for nn in 02 03 05 06 09 10 11; do
+for nn in 02 03 05 06 09 10 11 12; do
   check "full: chapter $nn ran" grep -q "RESULT lesson $nn" "$TMP/out2/chapters.log"
 done
 names=$(grep '^RESULT' "$TMP/out2/chapters.log" | grep -o -- '--run-name [^ ]*' | sort)
 check "full: every training chapter has a --run-name, all different" \
-  test "$(echo "$names" | wc -l)" -eq 5 -a "$(echo "$names" | uniq | wc -l)" -eq 5
+  test "$(echo "$names" | wc -l)" -eq 7 -a "$(echo "$names" | uniq | wc -l)" -eq 7
 check "full: memcheck's absence is said" grep -q "memcheck: compute-sanitizer not found" "$TMP/out2/summary.txt"
 check "full: the run folders come back as runs.tar.gz" test -s "$TMP/out2/runs.tar.gz"
 check "full: at most 8 files in the output folder" test "$(ls -A "$TMP/out2" | wc -l)" -le 8

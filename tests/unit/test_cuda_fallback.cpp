@@ -91,6 +91,23 @@ TEST_CASE("a build without CUDA: every entry of the GPU layer says so, the runti
           cuda::sgd_step(p, p, buf, 0.1, 0, 0, 0, false, true);
         }) == "SGD" + tail);
   CHECK(error_of([] { cuda::unscale_and_check({Tensor::ones({2})}, 0.5f, false); }) == "unscale_" + tail);
+  // chapter 12's GPT ops
+  CHECK(error_of([] { cuda::embedding(Tensor::ones({3, 2}), {0, 2}, {2, 2}); }) == "embedding" + tail);
+  CHECK(error_of([] { cuda::embedding_backward(Tensor::ones({2, 2}), {0, 2}, 3, 2); }) == "embedding backward" + tail);
+  CHECK(error_of([] {
+          cuda::LayerNormSaved saved;
+          cuda::layer_norm(Tensor::ones({2, 3}), Tensor(), Tensor(), 1e-5, saved);
+        }) == "layer_norm" + tail);
+  CHECK(error_of([] { cuda::causal_softmax(Tensor::ones({2, 2}), 1.0); }) == "causal_softmax" + tail);
+  CHECK(error_of([] { cuda::causal_mask(Tensor::ones({2, 2}), 0.0); }) == "causal_mask" + tail);
+  CHECK(error_of([] {
+          cuda::batched_gemm(false, false, 1, 1, 1, Tensor::ones({2, 1, 1}), Tensor::ones({2, 1, 1}), {0, 1}, {0, 1},
+                             {2, 1, 1});
+        }) == "batched matmul" + tail);
+  CHECK(error_of([] {
+          Tensor window = Tensor::zeros({2});
+          cuda::copy_into_view(window, Tensor::ones({2}));
+        }) == "copy_into_view" + tail);
   CHECK_FALSE(cuda::available());
   CHECK(cuda::device_count() == 0);
   CHECK(cuda::no_gpu_reason() == "this build has no CUDA backend");

@@ -1,13 +1,16 @@
-// CPU tests of the CUDA ops' index helpers (cuda/ops/broadcast.h, cuda/ops/conv_index.h, cuda/ops/strided.h),
-// against independent references: a nested-loop broadcast, the CPU engine's hg::cpu::im2col,
-// and a brute-force search for the windows covering a pixel.
+// CPU tests of the CUDA ops' index helpers (cuda/ops/broadcast.h, cuda/ops/conv_index.h, cuda/ops/strided.h,
+// cuda/ops/embedding.h), against independent references: a nested-loop broadcast, the CPU
+// engine's hg::cpu::im2col, a brute-force search for the windows covering a pixel, and a scan
+// of the ids for each id's positions.
 #include <doctest/doctest.h>
 
 #include "cuda/ops/broadcast.h"
 #include "cuda/ops/conv_index.h"
+#include "cuda/ops/embedding.h"
 #include "cuda/ops/strided.h"
 #include "framework/cpu/im2col.h"
 
+#include <string>
 #include <vector>
 
 using namespace hg::cuda;
@@ -109,4 +112,35 @@ TEST_CASE("strided_offset walks a view the way the CPU engine does") {
   CHECK_THROWS_AS(make_strided_view({2, 2}, {1}), std::invalid_argument);
   CHECK_THROWS_AS(make_strided_view(std::vector<int64_t>(9, 1), std::vector<int64_t>(9, 1)),
                   std::invalid_argument);
+}
+
+TEST_CASE("group_positions_by_id lists each id's positions in increasing order") {
+  // the example of the header
+  const IdGroups ex = group_positions_by_id({2, 0, 2, 1}, 4);
+  CHECK(ex.offsets == std::vector<int32_t>{0, 1, 2, 4, 4});
+  CHECK(ex.positions == std::vector<int32_t>{1, 3, 0, 2});
+  // a text-like batch: a frequent id, ids that never occur, the last id, every position once
+  const int64_t V = 11;
+  std::vector<int32_t> ids;
+  for (int32_t p = 0; p < 200; ++p) ids.push_back(p % 3 == 0 ? 4 : (p * 7 + p / 5) % int32_t(V));
+  const IdGroups g = group_positions_by_id(ids, V);
+  REQUIRE(g.offsets.size() == size_t(V + 1));
+  REQUIRE(g.positions.size() == ids.size());
+  CHECK(g.offsets.front() == 0);
+  CHECK(g.offsets.back() == int32_t(ids.size()));
+  for (int64_t v = 0; v < V; ++v) {
+    std::vector<int32_t> want;  // brute force: scan the ids for v
+    for (int32_t p = 0; p < int32_t(ids.size()); ++p)
+      if (ids[size_t(p)] == v) want.push_back(p);
+    const std::vector<int32_t> got(g.positions.begin() + g.offsets[size_t(v)],
+                                   g.positions.begin() + g.offsets[size_t(v + 1)]);
+    INFO("id ", v);
+    CHECK(got == want);
+  }
+  // no ids: every group empty; an id outside [0, V) is refused, naming it and its position
+  CHECK(group_positions_by_id({}, 3).offsets == std::vector<int32_t>{0, 0, 0, 0});
+  CHECK_THROWS_WITH_AS(group_positions_by_id({0, 3}, 3), "embedding: id 3 at position 1 is not in [0, 3)",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(group_positions_by_id({-1}, 3), "embedding: id -1 at position 0 is not in [0, 3)",
+                       std::invalid_argument);
 }
