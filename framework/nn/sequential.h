@@ -15,6 +15,7 @@ class Sequential : public Module {
   Tensor forward(const Tensor& x) override;
   std::string describe() const override { return "Sequential"; }
   size_t size() const { return children().size(); }
+  Module& operator[](size_t i) const { return *children().at(i).second; }  // the i-th, from 0
 };
 
 }  // namespace hg::nn

@@ -204,6 +204,9 @@ struct Options {
   std::string prompt = "\n";
   bool untied = false;             // --untied: the LM head has its own weight
   bool plan = false;               // --plan: print the memory formulas' table and stop
+  bool checkpointing_table = false;  // --checkpointing-table: measure per-block checkpointing, train nothing
+  std::vector<int64_t> depths = {4, 8, 12, 16};
+  int64_t table_steps = 10;        // timed steps per row of that table (after one untimed)
   hg::memory::PlanConfig plan_config;
 };
 
@@ -375,6 +378,77 @@ int train(const Options& o, const hg::data::TextCorpus& corpus, hg::Device devic
   return 0;
 }
 
+// ---- the checkpointing table: per-block activation checkpointing across depths --------------------
+// The same training step (the chapter's batch, precision and AdamW) with and without
+// --activation-checkpointing, for models of several depths: the accountant's own peak of the
+// activations tag, the time per step, and whether the first step's gradients are the same bits.
+struct CheckpointingRow {
+  int64_t activation_peak = 0;            // bytes: the most the activations tag held at once
+  double seconds_per_step = 0;
+  std::vector<std::vector<double>> grads; // every parameter's gradient after the first step
+};
+
+CheckpointingRow measure_checkpointing(const Options& o, const hg::data::TextCorpus& corpus, hg::Device device,
+                                       int64_t depth, bool checkpointed) {
+  hg::nn::GPTConfig config = o.model;
+  config.vocab_size = corpus.vocab_size();
+  config.tied = !o.untied;
+  config.n_layer = depth;
+  config.checkpoint_blocks = checkpointed;
+  hg::Generator gen(o.common.seed);
+  hg::nn::GPT model(config, gen);
+  model.to(device);
+  hg::optim::AdamOptions ao;
+  ao.lr = o.common.lr;
+  ao.weight_decay = o.common.weight_decay;
+  hg::optim::AdamW opt(model.parameters(), ao);
+  hg::amp::GradScaler scaler(hg::amp::ScaleRule{}, /*enabled=*/o.precision == "amp_f16");
+  const DType low = autocast_dtype(o.precision);
+
+  CheckpointingRow row;
+  hg::memory::reset_peak();  // the model exists: from here, what training holds
+  double seconds = 0;
+  for (int64_t step = 0; step <= o.table_steps; ++step) {  // step 0 is not timed
+    const auto t0 = Clock::now();
+    opt.zero_grad();
+    const hg::data::TokenBatch batch = hg::data::random_batch(corpus.train, o.common.batch_size,
+                                                              o.model.block_size, o.common.seed, step);
+    hg::train::accumulate_gradients(model, scaler, hg::train::split_batch(batch, o.grad_accum), low);
+    scaler.unscale_(opt);
+    scaler.step(opt);
+    scaler.update();
+    if (step > 0) seconds += seconds_since(t0);
+    if (step == 0)
+      for (const Tensor& p : model.parameters()) row.grads.push_back(p.grad().to_double_vector());
+  }
+  row.activation_peak = hg::memory::usage(device).tag_peak[int(hg::memory::Tag::Activation)];
+  row.seconds_per_step = seconds / double(std::max<int64_t>(1, o.table_steps));
+  return row;
+}
+
+void print_checkpointing_table(const Options& o, const hg::data::TextCorpus& corpus, hg::Device device) {
+  std::printf("== activation checkpointing per block (--activation-checkpointing): %s, batch %lld × %lld tokens, "
+              "n_embd %lld, n_head %lld, %lld timed steps per row\n",
+              o.precision.c_str(), (long long)o.common.batch_size, (long long)o.model.block_size,
+              (long long)o.model.n_embd, (long long)o.model.n_head, (long long)o.table_steps);
+  std::printf("  %5s  %-32s  %-26s  %s\n", "", "activations at their peak", "seconds per step", "");
+  std::printf("  %5s  %12s %12s %6s  %9s %9s %6s  %s\n", "depth", "plain", "checkpointed", "ratio", "plain",
+              "ckpt", "ratio", "first step's gradients");
+  for (int64_t depth : o.depths) {
+    const CheckpointingRow plain = measure_checkpointing(o, corpus, device, depth, false);
+    const CheckpointingRow ckpt = measure_checkpointing(o, corpus, device, depth, true);
+    std::printf("  %5lld  %12s %12s %6.2f  %9.3f %9.3f %6.2f  %s\n", (long long)depth,
+                hg::memory::human_bytes(plain.activation_peak).c_str(),
+                hg::memory::human_bytes(ckpt.activation_peak).c_str(),
+                double(ckpt.activation_peak) / double(std::max<int64_t>(1, plain.activation_peak)),
+                plain.seconds_per_step, ckpt.seconds_per_step, ckpt.seconds_per_step / plain.seconds_per_step,
+                plain.grads == ckpt.grads ? "the same bits" : "DIFFERENT");
+    std::fflush(stdout);
+  }
+  std::printf("  (activations: the accountant's own peak of the activations tag during the steps; "
+              "ratio: checkpointed / not)\n");
+}
+
 }  // namespace
 
 // ---- 5. main ---------------------------------------------------------------------------------------
@@ -434,6 +508,15 @@ int main(int argc, char** argv) {
   app.add_option("--peak-gflops", o.peak_gflops, "the machine's peak for MFU (default: measure it)")
       ->check(NonNegative());
   app.add_option("--prompt", o.prompt, "text the sample starts from (characters of the corpus)");
+  app.add_flag("--activation-checkpointing", o.model.checkpoint_blocks,
+               "keep only each block's input for backward and recompute the block there");
+  app.add_flag("--checkpointing-table", o.checkpointing_table,
+               "measure activation memory and step time with and without --activation-checkpointing "
+               "for the --depths; train nothing");
+  app.add_option("--depths", o.depths, "--checkpointing-table: the n_layer values")
+      ->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(64)));
+  app.add_option("--table-steps", o.table_steps, "--checkpointing-table: timed steps per row")
+      ->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1000)));
   app.add_flag("--plan", o.plan, "print the memory a model needs from the formulas (ZeRO stages, activations); train nothing");
   app.add_option("--params", o.plan_config.params, "--plan: parameters Ψ (e.g. 7.5e9)");
   app.add_option("--ranks", o.plan_config.ranks, "--plan: data-parallel ranks N")->capture_default_str();
@@ -454,7 +537,12 @@ int main(int argc, char** argv) {
   }
   for (const char* name : {"--params", "--ranks", "--layers", "--hidden", "--heads", "--seq", "--batch"})
     if (app.count(name) > 0) return usage_error(app, fmt::format("{} belongs to --plan, which trains nothing", name));
+  for (const char* name : {"--depths", "--table-steps"})
+    if (app.count(name) > 0 && !o.checkpointing_table)
+      return usage_error(app, fmt::format("{} belongs to --checkpointing-table", name));
   const bool resuming = !o.common.resume.empty();
+  if (resuming && o.checkpointing_table)
+    return usage_error(app, "--checkpointing-table trains fresh models and cannot --resume");
   if (resuming) {  // the checkpoint's flags fill in what the command line left out
     int64_t unused = 0;
     const std::string why = resume_flags(app, o.common.resume, kLesson, recorded_flags(o), unused);
@@ -471,7 +559,8 @@ int main(int argc, char** argv) {
                                         o.grad_accum, o.common.batch_size, o.grad_accum));
   if (o.warmup >= o.steps)
     return usage_error(app, fmt::format("--warmup {}: must be below --steps {}", o.warmup, o.steps));
-  const std::string run_problem = check_run_folders({run_name_of(o)}, o.common.overwrite, resuming);
+  const std::string run_problem =
+      o.checkpointing_table ? "" : check_run_folders({run_name_of(o)}, o.common.overwrite, resuming);
   if (!run_problem.empty()) return usage_error(app, run_problem);
   hg::Device device = hg::Device::CPU;
   if (!device_from_flag(o.common.device, "lesson_12", device)) return 2;
@@ -483,6 +572,15 @@ int main(int argc, char** argv) {
     corpus.encode(o.prompt);  // a prompt the vocabulary cannot spell is a command-line error
   } catch (const std::exception& e) {
     return usage_error(app, e.what());
+  }
+  if (o.checkpointing_table) {
+    try {
+      print_checkpointing_table(o, corpus, device);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "lesson_12: %s\n", e.what());
+      return 1;
+    }
+    return 0;
   }
   show_f16_attention();
   if (resuming) {

@@ -11,6 +11,10 @@
 #              log, its five categories adding up to its peak; parameters = 4 bytes each (FP32)
 #   plan       --plan reproduces ZeRO's figure 1 row (Ψ = 7.5B, N = 64: 120 / 31.4 / 16.6 /
 #              1.9 GB), trains nothing; a --plan flag without --plan, or a bad size, exits 2
+#   checkpointing  --checkpointing-table at depths 2 and 6: the same gradient bits with and
+#              without checkpointed blocks, fewer activation bytes with (under a third at
+#              depth 6), no run folder; --activation-checkpointing trains (its memory table's
+#              activations below the plain run's); a table flag alone exits 2
 set -e
 L="$1"
 CASE="$2"
@@ -99,6 +103,26 @@ plan)
   [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "belongs to --plan" || { echo "$out"; exit 1; }
   "$L" --plan --params 7.5e9 --ranks 0 >/dev/null 2>&1 && exit 1
   [ $? -eq 2 ] || { echo "a bad --ranks must exit 2"; exit 1; } ;;
+checkpointing)
+  out=$("$L" $T --checkpointing-table --depths 2 6 --table-steps 1)
+  echo "$out"
+  [ "$(echo "$out" | grep -c 'the same bits$')" -eq 2 ] || { echo "expected the same gradient bits at both depths"; exit 1; }
+  # columns: depth, plain activations (value unit), checkpointed (value unit), ratio, ...
+  echo "$out" | awk '$1 == 2 || $1 == 6 { r[$1] = $6 } END { exit !(r[2] < 1 && r[6] <= 0.34) }' \
+    || { echo "expected fewer activation bytes checkpointed, a third or less at depth 6"; exit 1; }
+  [ ! -d runs ] || { echo "--checkpointing-table wrote a run folder"; exit 1; }
+  act() { sed -n 's/^activations *\([0-9.]*\) \([KM]i*B\|B\).*/\1 \2/p' "$1"; }
+  T4=$(echo $T | sed 's/--n-layer 1/--n-layer 4/')
+  "$L" $T4 --steps 2 --eval-every 2 --run-name plain >plain.txt
+  "$L" $T4 --steps 2 --eval-every 2 --run-name ckpt --activation-checkpointing >ckpt.txt
+  grep -q "checkpointed blocks" ckpt.txt || { cat ckpt.txt; echo "the model line does not say checkpointed blocks"; exit 1; }
+  a=$(act plain.txt); b=$(act ckpt.txt)
+  echo "activations at the peak: $a plain, $b checkpointed"
+  to_b() { awk -v v="$1" -v u="$2" 'BEGIN { m = u == "KiB" ? 1024 : u == "MiB" ? 1048576 : 1; print v * m }'; }
+  [ "$(awk -v x="$(to_b $b)" -v y="$(to_b $a)" 'BEGIN { print (x < y) }')" = 1 ] \
+    || { echo "checkpointed training held no fewer activation bytes"; exit 1; }
+  out=$("$L" --depths 4 2>&1) && exit 1
+  echo "$out" | grep -q "belongs to --checkpointing-table" || { echo "$out"; exit 1; } ;;
 *)
   echo "unknown case $CASE"; exit 1 ;;
 esac

@@ -95,7 +95,7 @@ TEST_CASE("naive F16 loses small updates that F32 keeps (constructed case)") {
     const auto w0r = Tensor::from_vector(w0, {64}, d).to_vector();  // w0 as stored in d
     double moved = 0;
     for (size_t i = 0; i < v.size(); ++i) moved = std::max(moved, double(std::fabs(v[i] - w0r[i])));
-    INFO(hg::dtype_name(d) << ": max movement " << moved << ", mean lost fraction " << lost / 50);
+    INFO(std::string(hg::dtype_name(d)) << ": max movement " << moved << ", mean lost fraction " << lost / 50);
     if (d == DType::F32) {
       CHECK(moved == doctest::Approx(50 * 1e-4).epsilon(1e-3));
       CHECK(lost == 0.0);

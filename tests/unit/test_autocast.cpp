@@ -20,7 +20,7 @@ TEST_CASE("outside a region nothing is cast") {
   CHECK_FALSE(hg::amp::autocast_enabled());
   for (DType d : {DType::F32, DType::F16, DType::BF16, DType::F64})
     for (const char* op : {"linear", "softmax", "add", "relu"}) {
-      INFO(hg::dtype_name(d) << " " << op);
+      INFO(std::string(hg::dtype_name(d)) << " " << op);
       CHECK(autocast_cast(t_of(d), op).dtype() == d);
     }
 }

@@ -8,10 +8,12 @@
 
 #include <cmath>
 #include <functional>
+#include <vector>
 
 #include "datasets/text.h"
 #include "framework/amp/autocast.h"
 #include "framework/autograd/grad_mode.h"
+#include "framework/memory/accountant.h"
 #include "framework/nn/models/gpt.h"
 #include "framework/ops/ops.h"
 #include "framework/optim/adam.h"
@@ -230,7 +232,7 @@ TEST_CASE("GPT: F16 and BF16 autocast stay close to F32, with F32 gradients for 
     loss.backward();
     // BF16 keeps 8 significant bits, F16 11: the loss moves by about their epsilon
     const double tol = low == DType::F16 ? 5e-3 : 3e-2;
-    INFO(dtype_name(low) << " loss " << loss.item() << ", F64 PyTorch " << ref);
+    INFO(std::string(dtype_name(low)) << " loss " << loss.item() << ", F64 PyTorch " << ref);
     CHECK(std::fabs(loss.item() - ref) < tol * ref);
     for (const auto& p : model->named_parameters()) CHECK(p.tensor.grad().dtype() == DType::F32);
   }
@@ -298,4 +300,55 @@ TEST_CASE("GPT: bad configurations and inputs are named") {
         "GPT: a sequence of 9 tokens; the model takes 1 to block_size = 8");
   CHECK(error_of([&] { model.forward(std::vector<int32_t>(7, 0), 2, 4); }) == "GPT: 7 token ids for a batch of B = 2 × T = 4");
   CHECK(error_of([&] { model.forward(std::vector<int32_t>{0, 10}, 1, 2); }).find("embedding: id 10 at position 1") == 0);
+}
+
+// --activation-checkpointing (GPTConfig::checkpoint_blocks): every block under hg::checkpoint.
+// The loss and every gradient are the same bits as without it — with dropout on, so the
+// recomputation must draw the same masks — under F32 and under BF16 autocast; and the
+// activations the step holds at its peak shrink from every block's to about one block's.
+TEST_CASE("GPT: checkpointed blocks give the same loss and gradient bits, for a third of the activations") {
+  nn::GPTConfig cfg;
+  cfg.n_layer = 6;
+  cfg.n_head = 2;
+  cfg.n_embd = 16;
+  cfg.block_size = 8;
+  cfg.vocab_size = 11;
+  cfg.dropout = 0.1;
+  const int64_t B = 3, T = 8;
+  std::vector<int32_t> ids(B * T), targets(B * T);
+  for (int64_t i = 0; i < B * T; ++i) {
+    ids[i] = int32_t((i * 7 + 3) % cfg.vocab_size);
+    targets[i] = int32_t((i * 5 + 1) % cfg.vocab_size);
+  }
+  for (DType low : {DType::F32, DType::BF16}) {
+    struct Result {
+      double loss;
+      std::vector<std::vector<float>> grads;
+      int64_t activation_peak;
+    };
+    auto run = [&](bool checkpointed) {
+      nn::GPTConfig c = cfg;
+      c.checkpoint_blocks = checkpointed;
+      Generator gen(9);  // same weights and the same dropout masks in both models
+      nn::GPT model(c, gen);
+      hg::memory::reset_peak();
+      Tensor loss;
+      {
+        amp::Autocast ac(low, low != DType::F32);
+        loss = nn::GPT::loss(model.forward(ids, B, T), targets);
+      }
+      loss.backward();
+      Result r{loss.item(), {}, hg::memory::usage(Device::CPU).tag_peak[int(hg::memory::Tag::Activation)]};
+      for (const Tensor& p : model.parameters()) r.grads.push_back(p.grad().to_vector());
+      return r;
+    };
+    const Result plain = run(false), ckpt = run(true);
+    INFO(std::string(dtype_name(low)) << ": activations " << plain.activation_peak << " B without, " << ckpt.activation_peak
+                         << " B with checkpointed blocks");
+    CHECK(ckpt.loss == plain.loss);
+    REQUIRE(ckpt.grads.size() == plain.grads.size());
+    for (size_t i = 0; i < plain.grads.size(); ++i) CHECK(ckpt.grads[i] == plain.grads[i]);
+    CHECK(plain.activation_peak > 0);
+    CHECK(3 * ckpt.activation_peak <= plain.activation_peak);
+  }
 }

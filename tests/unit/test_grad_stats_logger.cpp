@@ -20,7 +20,7 @@ Tensor param(std::vector<float> v, DType d) {
 
 TEST_CASE("lost updates are measured on F16 weights and absent on F32 weights") {
   for (DType d : {DType::F16, DType::F32}) {
-    INFO(hg::dtype_name(d));
+    INFO(std::string(hg::dtype_name(d)));
     // 2048 - 1·(-1) = 2049: a tie in F16 (spacing 2) that rounds back to 2048  -> lost
     // 1.0  - 1·(-0.5) = 1.5: representable                                      -> moved
     // 3.0 with gradient 0: nothing asked to move                                -> not counted

@@ -102,7 +102,7 @@ TEST_CASE("gradient accumulation: 4 micro-batches of 2 give the gradients of one
     const auto whole = gradients(model, batch, 1);
     const auto accumulated = gradients(model, batch, 4);
     const double rel = worst_relative_difference(whole, accumulated);
-    INFO(dtype_name(dt) << ": worst relative difference " << rel);
+    INFO(std::string(dtype_name(dt)) << ": worst relative difference " << rel);
     CHECK(rel < (dt == DType::F64 ? 1e-12 : 1e-5));
     // and it is a real gradient, not zeros on both sides
     CHECK(std::abs(whole[0][0]) + std::abs(whole[0][1]) > 0);

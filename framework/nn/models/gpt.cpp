@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "framework/autograd/checkpoint.h"
 #include "framework/autograd/grad_mode.h"
 #include "framework/nn/init.h"
 #include "framework/ops/ops.h"
@@ -29,8 +30,9 @@ void GPTConfig::validate() const {
 }
 
 std::string GPTConfig::str() const {
-  return fmt::format("n_layer {}, n_head {}, n_embd {}, block_size {}, vocab {}, dropout {}, {}", n_layer,
-                     n_head, n_embd, block_size, vocab_size, dropout, tied ? "tied head" : "untied head");
+  return fmt::format("n_layer {}, n_head {}, n_embd {}, block_size {}, vocab {}, dropout {}, {}{}", n_layer,
+                     n_head, n_embd, block_size, vocab_size, dropout, tied ? "tied head" : "untied head",
+                     checkpoint_blocks ? ", checkpointed blocks" : "");
 }
 
 namespace {
@@ -121,7 +123,8 @@ Tensor Block::forward(const Tensor& x_in) {
 
 // ---- the transformer and the model ----------------------------------------------------------
 
-GPTTransformer::GPTTransformer(const GPTConfig& c, Generator& gen) : dropout_(c.dropout), gen_(gen) {
+GPTTransformer::GPTTransformer(const GPTConfig& c, Generator& gen)
+    : dropout_(c.dropout), checkpoint_blocks_(c.checkpoint_blocks), gen_(gen) {
   wte = register_module("wte", std::make_shared<Embedding>(c.vocab_size, c.n_embd, gen));
   wpe = register_module("wpe", std::make_shared<Embedding>(c.block_size, c.n_embd, gen));
   {
@@ -146,7 +149,17 @@ Tensor GPTTransformer::forward(const std::vector<int32_t>& ids, int64_t B, int64
   Tensor tok = wte->forward(ids, {B, T});          // (B, T, C)
   Tensor pos = wpe->forward(positions, {T});       // (T, C), the same for every sequence
   Tensor x = dropout(add(tok, pos), dropout_, is_training(), gen_);
-  return ln_f->forward(h->forward(x));             // (B, T, C)
+  for (size_t i = 0; i < h->size(); ++i) {
+    Module& block = (*h)[i];
+    if (!checkpoint_blocks_) {
+      x = block.forward(x);
+      continue;
+    }
+    // Keep x only; backward runs the block again (with the same dropout masks: gen_ is
+    // rewound) and backpropagates through that fresh graph at once.
+    x = checkpoint([&block](const std::vector<Tensor>& in) { return block.forward(in[0]); }, {x}, &gen_);
+  }
+  return ln_f->forward(x);                         // (B, T, C)
 }
 
 Tensor GPTTransformer::forward(const Tensor& ids) {

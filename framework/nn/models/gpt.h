@@ -49,6 +49,10 @@ struct GPTConfig {
   int64_t vocab_size = 0;    // from the corpus
   double dropout = 0.0;
   bool tied = true;          // the LM head reuses the token embedding (GPT-2); false: lm_head.weight
+  // Activation checkpointing per block (hg::checkpoint, framework/autograd/checkpoint.h): a
+  // block keeps only its input for backward and is run again there. Same gradients, bit for
+  // bit; the activations of one block at a time instead of all n_layer; one more forward.
+  bool checkpoint_blocks = false;
   // Throws std::invalid_argument naming the field: sizes ≥ 1, n_embd a multiple of n_head,
   // dropout in [0, 1).
   void validate() const;
@@ -109,6 +113,7 @@ class GPTTransformer : public Module {
 
  private:
   double dropout_;
+  bool checkpoint_blocks_;
   Generator& gen_;
 };
 
