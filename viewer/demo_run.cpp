@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/dtype/float_format.h"
+#include "framework/fp8/scaling.h"  // DelayedScaling: the fp8_delayed demo's scales are the recipe's
 
 namespace hg::viewer {
 
@@ -29,6 +31,11 @@ using nlohmann::json;
 const std::vector<std::string>& demo_modes() {
   static const std::vector<std::string> modes = {"fp32",          "fp16_naive", "static_scale",
                                                  "dynamic_scale", "amp_f16",    "amp_bf16"};
+  return modes;
+}
+
+const std::vector<std::string>& extra_demo_modes() {
+  static const std::vector<std::string> modes = {"fp8_delayed"};
   return modes;
 }
 
@@ -108,6 +115,7 @@ struct Mode {
   enum Scaler { None, Static, Dynamic } scaler;
   bool fp16_weights;  // updates round away in FP16 weights (fp16_naive only)
   const char* lesson;
+  bool fp8 = false;   // FP8 casts (fp8_scale events) instead of gradient histograms and memory
 };
 
 Mode mode_for(const std::string& m) {
@@ -118,8 +126,9 @@ Mode mode_for(const std::string& m) {
     return {0.25, 0.913, 1.0, Mode::Dynamic, false, "09_dynamic_loss_scaling"};
   if (m == "amp_f16") return {0.25, 0.914, 1.0, Mode::Dynamic, false, "10_autocast_amp"};
   if (m == "amp_bf16") return {0.265, 0.91, 1.02, Mode::None, false, "11_bfloat16"};
+  if (m == "fp8_delayed") return {0.27, 0.905, 1.05, Mode::None, false, "14_fp8", true};
   throw std::runtime_error("unknown demo mode '" + m +
-                           "' (known: fp32 fp16_naive static_scale dynamic_scale amp_f16 amp_bf16)");
+                           "' (known: fp32 fp16_naive static_scale dynamic_scale amp_f16 amp_bf16 fp8_delayed)");
 }
 
 // One memory event (docs/run-log.md): each category's bytes at the step's peak. The model's
@@ -143,6 +152,70 @@ json memory_event(int64_t step, const std::string& precision, int64_t n_params, 
           {"parameters", param},  {"gradients", grad},  {"optimizer_state", state},
           {"activations", act},   {"temporaries", temp}, {"peak", param + grad + state + act + temp},
           {"live", param + grad + 4 * P + (master ? 4 * P : 0)}};
+}
+
+// ---- FP8 casts (fp8_delayed) ----------------------------------------------------------
+// Chapter 14's MLP (fc1 784->512, fc2 512->256, fc3 256->10, batch 128) in HYBRID formats: x
+// and w in E4M3, dy in E5M2. Each tensor's amax follows a model fitted by eye to a real
+// chapter-14 run; its scale comes from the real recipe (DelayedScaling, history 16, margin 0),
+// which casts step t with the max of the amaxes before t: the scale lags the amax by a step,
+// and a tensor whose amax grows past its history saturates.
+struct Fp8DemoTensor {
+  std::string name;
+  fp8::Format format;
+  double numel;
+  double amax0;   // the amax at step 0
+  double growth;  // binades the amax moves by the end of training (weights grow)
+  double noise;   // binades of noise per step (gradients vary batch to batch)
+  double spikes;  // chance per step that a bad batch multiplies the amax by 2 .. 8
+  double sigma;   // spread of log2|value| within the tensor, in binades
+  fp8::DelayedScaling scaling;
+};
+
+std::vector<Fp8DemoTensor> fp8_tensors() {
+  using fp8::Format;
+  auto t = [](const char* name, Format f, double numel, double amax0, double growth, double noise, double spikes,
+              double sigma) {
+    return Fp8DemoTensor{name, f, numel, amax0, growth, noise, spikes, sigma, fp8::DelayedScaling(f, 16, 0)};
+  };
+  // The inputs' largest pixel is the same in every batch (fc1.x is flat); ReLU outputs and
+  // weights grow as the network learns; output gradients are noisy, with now and then a spike.
+  return {t("fc1.x", Format::E4M3, 128 * 784, 2.02, 0.0, 0.0, 0.0, 1.2),
+          t("fc1.w", Format::E4M3, 512 * 784, 0.036, 0.8, 0.0, 0.0, 0.8),
+          t("fc1.dy", Format::E5M2, 128 * 512, 0.0011, 2.4, 0.25, 0.01, 1.0),
+          t("fc2.x", Format::E4M3, 128 * 512, 2.5, 1.0, 0.08, 0.0, 1.2),
+          t("fc2.w", Format::E4M3, 256 * 512, 0.044, 1.4, 0.0, 0.0, 0.8),
+          t("fc2.dy", Format::E5M2, 128 * 256, 0.0026, 2.0, 0.2, 0.01, 1.0),
+          t("fc3.x", Format::E4M3, 128 * 256, 1.1, 1.5, 0.08, 0.0, 1.2),
+          t("fc3.w", Format::E4M3, 10 * 256, 0.088, 1.5, 0.0, 0.0, 0.8),
+          t("fc3.dy", Format::E5M2, 128 * 10, 0.0286, -0.3, 0.03, 0.0, 1.0)};
+}
+
+// One fp8_scale event per tensor at step t (`decay` runs from 1 to 0 as training goes). The
+// values of a tensor: log2|v| ~ Normal(log2(amax) - 5·sigma, sigma), its largest sample 5 sigma
+// above the centre (the largest of 10^5 .. 10^6 samples). Cast with scale s: underflow is the share below half of the format's
+// smallest subnormal, / s; saturated the values above its max, / s (at least the amax itself
+// when amax · s passes the max, none otherwise: amax is the largest).
+void fp8_events(std::vector<Fp8DemoTensor>& tensors, int64_t step, double decay, std::mt19937_64& rng,
+                const std::function<void(const json&)>& emit) {
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  for (Fp8DemoTensor& x : tensors) {
+    double log2_amax = std::log2(x.amax0) + x.growth * (1.0 - decay) + x.noise * gauss(rng);
+    if (unif(rng) < x.spikes) log2_amax += 1.0 + 2.0 * unif(rng);
+    const float amax = float(std::exp2(log2_amax));  // as the cast computes it, in F32
+    const float scale = x.scaling.scale();           // from the steps before this one
+    const FloatFormat& f = fp8::float_format(x.format);
+    const double mu = log2_amax - 5.0 * x.sigma, log2_scale = std::log2(double(scale));
+    const double under = normal_cdf((std::log2(f.min_subnormal() / 2) - log2_scale - mu) / x.sigma);
+    const double above = 1.0 - normal_cdf((std::log2(f.max_finite()) - log2_scale - mu) / x.sigma);
+    const bool saturates = amax * scale > float(f.max_finite());  // in F32, as fp8::cast_stats counts
+    const int64_t saturated = saturates ? std::max<int64_t>(1, std::llround(x.numel * above)) : 0;
+    x.scaling.update(amax);  // this step's amax joins the history: the next step's scale
+    emit({{"type", "fp8_scale"}, {"step", step}, {"tensor", x.name}, {"format", fp8::format_name(x.format)},
+          {"amax", amax}, {"scale", scale}, {"scale_max", scale}, {"history_amax", x.scaling.history_amax()},
+          {"underflow", std::round(under * 1e6) / 1e6}, {"saturated", saturated}});
+  }
 }
 
 std::string now_iso8601() {
@@ -204,7 +277,7 @@ void make_demo_run(const std::string& dir, const std::string& precision, const D
               {"version", 1},
               {"name", name},
               {"lesson", mode.lesson},
-              {"model", opt.params <= 8 ? "smallcnn" : "mlp"},
+              {"model", mode.fp8 || opt.params > 8 ? "mlp" : "smallcnn"},
               {"precision", precision},
               {"device", "cpu"},
               {"seed", opt.seed},
@@ -214,6 +287,11 @@ void make_demo_run(const std::string& dir, const std::string& precision, const D
               {"status", opt.live_steps_per_second > 0 ? "running" : "finished"},
               {"halfgrad", "SYNTHETIC DEMO DATA from halfgrad-viewer --make-demo-runs"},
               {"synthetic", true}};
+  if (mode.fp8) {  // chapter 14's recipe flags, as its run.json records them
+    run["args"]["formats"] = "hybrid";
+    run["args"]["history"] = 16;
+    run["args"]["margin"] = 0;
+  }
   AtomicFile run_file(fs::path(dir) / "run.json");
   run_file.write(run.dump(2) + "\n");
   run_file.commit();
@@ -225,6 +303,8 @@ void make_demo_run(const std::string& dir, const std::string& precision, const D
   int64_t n_params = 0;
   for (const auto& p : params) n_params += p.numel;
   std::mt19937_64 memory_rng(opt.seed + 1);  // its own stream: the other curves stay as they were
+  std::mt19937_64 fp8_rng(opt.seed + 2);
+  std::vector<Fp8DemoTensor> fp8_state = mode.fp8 ? fp8_tensors() : std::vector<Fp8DemoTensor>{};
   const double tau = std::max<double>(200.0, opt.steps / 8.0) * mode.tau_factor;
   const int hist_every = std::max(1, opt.hist_every);
 
@@ -293,7 +373,8 @@ void make_demo_run(const std::string& dir, const std::string& precision, const D
             {"found_inf", found_inf},
             {"skipped", found_inf && mode.scaler == Mode::Dynamic}});
 
-    if (step % hist_every == 0) {
+    if (mode.fp8) fp8_events(fp8_state, step, decay, fp8_rng, emit);  // chapter 14 logs no histograms
+    if (!mode.fp8 && step % hist_every == 0) {
       for (size_t i = 0; i < params.size(); ++i) {
         const auto& p = params[i];
         double mu = grad_mu(p, t, tau) + 0.15 * gauss(rng);
@@ -304,7 +385,8 @@ void make_demo_run(const std::string& dir, const std::string& precision, const D
       }
     }
 
-    if (step <= 1 || step % hist_every == 0) emit(memory_event(step, precision, n_params, unif(memory_rng)));
+    if (!mode.fp8 && (step <= 1 || step % hist_every == 0))
+      emit(memory_event(step, precision, n_params, unif(memory_rng)));
 
     double acc = mode.acc_ceiling - (mode.acc_ceiling - 0.10) * decay + 0.01 * gauss(rng);
     acc_sum += acc;

@@ -14,6 +14,11 @@
 //   - fp16_naive loses the gradients below 2^-24 and plateaus at a higher loss;
 //   - memory events: the bytes per parameter of the mode's model states and the small CNN's
 //     activations for a batch of 128 (memory_event() in demo_run.cpp).
+//   - fp8_delayed (chapter 14; written only when named): the MLP's nine FP8 tensors (x, w, dy
+//     of fc1..fc3, HYBRID formats) with amaxes from a model — inputs flat, weights growing,
+//     gradients noisy with rare spikes — cast with framework/fp8's DelayedScaling itself
+//     (history 16, margin 0), so the scales are the recipe's; underflow and saturation
+//     counted from a log-normal spread of each tensor's values (fp8_events() in demo_run.cpp).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -32,8 +37,10 @@ struct DemoOptions {
 };
 
 // The precision modes a demo run can imitate, in ladder order:
-// fp32, fp16_naive, static_scale, dynamic_scale, amp_f16, amp_bf16.
+// fp32, fp16_naive, static_scale, dynamic_scale, amp_f16, amp_bf16 (the default set).
 const std::vector<std::string>& demo_modes();
+// Modes written only when named (--demo-modes): fp8_delayed.
+const std::vector<std::string>& extra_demo_modes();
 
 // Writes DIR/run.json and DIR/events.jsonl (each atomically: temp file, fsync, rename).
 // Throws std::runtime_error naming the file on an I/O error or an unknown mode.

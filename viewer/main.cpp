@@ -1,5 +1,6 @@
 // halfgrad-viewer — what a number looks like in each format, where a layer's gradients sit
-// against FP16's range, and how the loss scale moves. Reads run folders (docs/run-log.md).
+// against FP16's range, how the loss scale moves, where a run's memory went, and how each FP8
+// tensor's scale follows its amax. Reads run folders (docs/run-log.md).
 //
 // The story of main():
 //   1. read the flags; a bad value, a missing folder or an output folder that does not exist
@@ -148,7 +149,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> paths;
   std::string screenshot, panel_name = "bits", value, format_id, size_text = "1280x800";
   std::string layout_json, make_demo, param, mouse_text;
-  std::vector<std::string> run_keys, demo_modes_list;
+  std::vector<std::string> run_keys, demo_modes_list, tensors;
   float ui_scale = 1.0f;
   int64_t step = -1;
   int measure_frames = 0;
@@ -158,11 +159,13 @@ int main(int argc, char** argv) {
   cli.add_option("paths", paths, "runs/ folders or single run folders (default: runs)");
   cli.add_option("--screenshot", screenshot, "render one panel into this PNG and exit; with {run} "
                                             "in the name, one PNG per run (--run, else every run)");
-  cli.add_option("--panel", panel_name, "panel to show: bits, gradients, scale, memory, runs")
-      ->check(CLI::IsMember({"bits", "gradients", "scale", "memory", "runs"}));
+  cli.add_option("--panel", panel_name, "panel to show: bits, gradients, scale, memory, fp8, runs")
+      ->check(CLI::IsMember({"bits", "gradients", "scale", "memory", "fp8", "runs"}));
   cli.add_option("--run", run_keys, "a run folder (or name) to select; repeat to overlay several")
       ->allow_extra_args(false);  // one folder per --run, so positional paths may follow
   cli.add_option("--param", param, "gradients panel: the parameter to show");
+  cli.add_option("--tensor", tensors, "fp8 panel: an FP8 tensor to show (fc1.dy); repeat to overlay several")
+      ->allow_extra_args(false);
   cli.add_option("--step", step, "gradients panel: the step to show (nearest logged one)")
       ->check(CLI::Range(int64_t(0), limits::kMaxStep));
   cli.add_flag("--heat-true", heat_true, "gradients panel: heat map of the true gradient (÷ loss scale)");
@@ -174,7 +177,7 @@ int main(int argc, char** argv) {
   cli.add_option("--ui-scale", ui_scale, "scale fonts and sizes, e.g. 1.5 for a projector")
       ->check(finite_range(0.5, 4.0))->capture_default_str();
   auto* screenshot_opt = cli.get_option("--screenshot");
-  cli.add_option("--layout-json", layout_json, "with --screenshot: write the bit boxes' pixel rectangles here")
+  cli.add_option("--layout-json", layout_json, "with --screenshot: write the bit boxes' and plots' pixel rectangles here")
       ->needs(screenshot_opt);
   cli.add_option("--mouse", mouse_text, "with --screenshot: pretend the mouse is at X,Y (shows tooltips)");
   cli.add_option("--measure-frames", measure_frames, "load, render N frames offscreen, print load and frame times, exit")
@@ -189,8 +192,11 @@ int main(int argc, char** argv) {
   cli.add_option("--demo-live", demo.live_steps_per_second,
                  "demo runs: write live at this many steps a second (watch a run grow)")
       ->check(finite_range(0, 1e6));
-  cli.add_option("--demo-modes", demo_modes_list, "demo runs: which of fp32 fp16_naive static_scale dynamic_scale amp_f16 amp_bf16")
-      ->check(CLI::IsMember(demo_modes()));
+  std::vector<std::string> all_demo_modes = demo_modes();
+  all_demo_modes.insert(all_demo_modes.end(), extra_demo_modes().begin(), extra_demo_modes().end());
+  cli.add_option("--demo-modes", demo_modes_list, "demo runs: which of fp32 fp16_naive static_scale dynamic_scale "
+                                                  "amp_f16 amp_bf16 (the default set) fp8_delayed")
+      ->check(CLI::IsMember(all_demo_modes));
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -268,18 +274,20 @@ int main(int argc, char** argv) {
   }
   if (!run_keys.empty()) {
     app.grads.run = app.find_run(run_keys[0]);
-    app.runs_selected = app.memory.run = app.grads.run;
+    app.runs_selected = app.memory.run = app.fp8.run = app.grads.run;
     for (auto& r : app.runs) r.overlay = false;
     for (const auto& key : run_keys) app.runs[app.find_run(key)].overlay = true;
   }
   app.grads.param = param;
+  app.fp8.tensors = tensors;
   app.grads.step = step;
   app.grads.heat_true = heat_true;
   app.grads.per_layer = per_layer == "underflow" ? 0 : per_layer == "subnormal" ? 1 : 2;
   app.panel = panel_name == "bits" ? Panel::Bits
             : panel_name == "gradients" ? Panel::Gradients
             : panel_name == "scale" ? Panel::Scale
-            : panel_name == "memory" ? Panel::Memory : Panel::Runs;
+            : panel_name == "memory" ? Panel::Memory
+            : panel_name == "fp8" ? Panel::Fp8 : Panel::Runs;
   app.bits.only = only;
   if (only) app.bits.focus = only;
   if (!value.empty() && !bits_set_text(app.bits, value, *app.bits.focus)) {
@@ -348,11 +356,14 @@ int main(int argc, char** argv) {
           path.replace(path.find("{run}"), 5, (dir.has_filename() ? dir : dir.parent_path()).filename().string());
         }
         std::vector<BitBox> boxes;
+        std::vector<PlotBox> plots;
         const int warmup = 4;  // tables and windows size themselves over the first frames
         std::vector<double> ms, ui;  // whole frame; building the UI (ImGui, our code) alone
         for (int i = 0; i < warmup + std::max(0, measure_frames); ++i) {
           boxes.clear();
+          plots.clear();
           app.bit_boxes = &boxes;
+          app.plot_boxes = &plots;
           auto f0 = Clock::now();
           frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true, mouse);
           double ui_ms = seconds_since(f0) * 1e3;
@@ -377,10 +388,13 @@ int main(int argc, char** argv) {
         if (path.empty()) continue;
         std::string err = write_png(path, width, height, fb.read());
         if (err.empty() && !layout_json.empty()) {
-          nlohmann::json j = {{"size", {width, height}}, {"panel", panel_id(app.panel)}, {"boxes", nlohmann::json::array()}};
+          nlohmann::json j = {{"size", {width, height}}, {"panel", panel_id(app.panel)},
+                              {"boxes", nlohmann::json::array()}, {"plots", nlohmann::json::array()}};
           for (const auto& b : boxes)
             j["boxes"].push_back({{"format", b.format}, {"bit", b.bit}, {"field", b.field},
                                   {"value", b.value}, {"rect", {b.min.x, b.min.y, b.max.x, b.max.y}}});
+          for (const auto& p : plots)
+            j["plots"].push_back({{"id", p.id}, {"rect", {p.min.x, p.min.y, p.max.x, p.max.y}}});
           err = write_text_file(layout_json, j.dump(1) + "\n");
         }
         if (!err.empty()) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "framework/dtype/float_format.h"
 
@@ -132,6 +133,116 @@ Rgb heat_rgb(double t) {
   const double u = s - i;
   auto mix = [&](int c) { return static_cast<int>(stops[i][c] + (stops[i + 1][c] - stops[i][c]) * u); };
   return {mix(0), mix(1), mix(2)};
+}
+
+// ---- the FP8 panel ----------------------------------------------------------------------
+
+void Log2Extent::add(double v) {
+  if (!(v > 0) || !std::isfinite(v)) return;  // no log: 0, negative, inf, NaN
+  const double e = std::log2(v);               // -1074 .. 1024
+  lo = std::min(lo, e), hi = std::max(hi, e);
+}
+
+void Log2Extent::add_series(const std::vector<double>& values, double binades) {
+  std::vector<double> logs;  // of the values that have one, in order
+  for (double v : values)
+    if (v > 0 && std::isfinite(v)) logs.push_back(std::log2(v));
+  const size_t n = logs.size();
+  bool any = false;
+  for (size_t i = 0; i < n; ++i) {
+    const bool far_before = i == 0 || std::fabs(logs[i] - logs[i - 1]) > binades;
+    const bool far_after = i + 1 == n || std::fabs(logs[i] - logs[i + 1]) > binades;
+    if (n > 1 && far_before && far_after) continue;  // isolated
+    lo = std::min(lo, logs[i]), hi = std::max(hi, logs[i]);
+    any = true;
+  }
+  if (!any)
+    for (double e : logs) lo = std::min(lo, e), hi = std::max(hi, e);
+}
+
+void Log2Extent::range(double& y0, double& y1) const {
+  if (empty()) {
+    y0 = -1, y1 = 1;
+    return;
+  }
+  y0 = std::floor(lo - 0.25), y1 = std::ceil(hi + 0.25);
+}
+
+std::vector<Fp8Column> fp8_columns(const std::vector<Fp8ScalePoint>& pts, double x0, double x1, int cols) {
+  std::vector<Fp8Column> out;
+  if (cols < 1 || !std::isfinite(x0) || !std::isfinite(x1) || !(x1 > x0)) return out;
+  // Keeps the largest (or smallest) of the finite positive values: NaN means none yet.
+  auto keep_max = [](double& a, double v) {
+    if (v > 0 && std::isfinite(v) && !(a >= v)) a = v;
+  };
+  auto keep_min = [](double& a, double v) {
+    if (v > 0 && std::isfinite(v) && !(a <= v)) a = v;
+  };
+  for (const Fp8ScalePoint& p : pts) {
+    const double at = (double(p.step) - x0) / (x1 - x0) * cols;  // checked before the cast to int
+    if (!(at >= 0 && at <= cols)) continue;
+    const int c = std::min(cols - 1, static_cast<int>(at));
+    if (out.empty() || out.back().col != c) {
+      out.emplace_back();
+      out.back().col = c;
+      out.back().step = p.step;
+    }
+    Fp8Column& k = out.back();
+    keep_max(k.amax, p.amax);
+    keep_max(k.history_amax, p.history_amax);
+    keep_min(k.scale, p.scale);
+    keep_max(k.scale_max, p.scale_max);
+    keep_max(k.product, p.amax * p.scale);  // inf when the product overflows: left out
+    k.underflow = std::max(k.underflow, p.underflow);
+    k.saturated = p.saturated > INT64_MAX - k.saturated ? INT64_MAX : k.saturated + p.saturated;
+    k.nonfinite_amax |= !std::isfinite(p.amax);
+  }
+  return out;
+}
+
+Fp8Summary fp8_summary(const std::vector<Fp8ScalePoint>& pts, double fp8_max) {
+  Fp8Summary s;
+  std::vector<double> headroom;
+  double underflow_sum = 0;
+  for (const Fp8ScalePoint& p : pts) {
+    s.steps++;
+    underflow_sum += p.underflow;
+    if (p.underflow > s.max_underflow || s.max_underflow_step < 0)
+      s.max_underflow = p.underflow, s.max_underflow_step = p.step;
+    if (p.saturated > 0) {
+      s.saturated = p.saturated > INT64_MAX - s.saturated ? INT64_MAX : s.saturated + p.saturated;
+      s.saturated_steps++;
+      if (s.first_saturated < 0) s.first_saturated = p.step;
+      s.last_saturated = p.step;
+    }
+    s.nonfinite_amax += !std::isfinite(p.amax);
+    const double product = p.amax * p.scale;
+    if (product > 0 && std::isfinite(product) && fp8_max > 0 && std::isfinite(fp8_max))
+      headroom.push_back(std::log2(fp8_max) - std::log2(product));
+  }
+  if (s.steps > 0) s.mean_underflow = underflow_sum / double(s.steps);
+  if (!headroom.empty()) {
+    std::sort(headroom.begin(), headroom.end());
+    s.min_headroom = headroom.front();
+    const size_t n = headroom.size();
+    s.median_headroom = n % 2 ? headroom[n / 2] : (headroom[n / 2 - 1] + headroom[n / 2]) / 2;
+  }
+  return s;
+}
+
+std::vector<TensorGroup> group_by_layer(const std::vector<std::string>& tensors) {
+  std::vector<TensorGroup> out;
+  std::map<std::string, size_t> index;  // layer -> its place in `out` (4096 tensors at most)
+  for (const std::string& t : tensors) {
+    const size_t dot = t.rfind('.');
+    const std::string layer = dot == std::string::npos ? t : t.substr(0, dot);
+    auto [it, added] = index.emplace(layer, out.size());
+    if (added) out.push_back({layer, {}, {}});
+    TensorGroup& g = out[it->second];
+    g.tensors.push_back(t);
+    g.roles.push_back(dot == std::string::npos ? "" : t.substr(dot + 1));
+  }
+  return out;
 }
 
 std::string exponent_text(const Decomposed& d, int bias) {

@@ -1,12 +1,13 @@
 #pragma once
 // The arithmetic behind the plots, without ImGui, so it is tested alone
 // (tests/viewer/test_plot_math.cpp): a range made drawable, tick positions, the heat map's
-// cells and its colour ramp.
+// cells and its colour ramp, and the FP8 panel's log2 axes, pixel columns and summary.
 //
 // Every loop here is bounded by construction: the number of ticks or cells is computed (and
 // capped) before the loop, so no range, however huge, equal or NaN, makes one run away. (A
 // loop `for (x = x0; x <= x1; x += step)` never ends once x + step == x, which happens for
 // x >= 2^53 and step 1.)
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,6 +61,73 @@ HeatGrid heat_grid(const std::vector<GradHist>& hs, bool unscaled, int max_cols)
 // The heat map's colour ramp, dark blue -> violet -> orange -> yellow (like "inferno"):
 // t in [0, 1]; anything outside is clamped, NaN counts as 0.
 Rgb heat_rgb(double t);
+
+// ---- the FP8 panel ----------------------------------------------------------------------
+// Its axes are log2 axes: amax, scale and amax·scale span many binades (a gradient's amax of
+// 2^-10 gets a scale of 2^25 in E5M2), and the question is always "how many binades from the
+// format's max". Only finite positive values have a log: 0, inf and NaN are left out (the
+// panel marks an amax that was inf or NaN on its own).
+
+// The binary exponents a log2 axis spans: add() every value drawn, then range() gives whole
+// exponents around them, a quarter binade of margin (so a point on a power of two is not on
+// the frame) and at least one binade each side of a single value. -1 .. 1 (2^-1 .. 2^1) when
+// nothing was added. Exponents of doubles lie in -1074 .. 1024: always finite.
+struct Log2Extent {
+  double lo = INFINITY, hi = -INFINITY;  // log2 of the smallest and largest value added
+  void add(double v);
+  // A series in step order, leaving out its isolated points: those more than `binades` from
+  // each neighbour (the points before and after with a log). One such point would squeeze the
+  // rest into a flat line: delayed scaling's first step, cast with scale 1 before any amax was
+  // seen, sits 25 binades below the scales after it. The panel draws a left-out point on the
+  // axis's edge. A series whose points are all isolated is added whole.
+  void add_series(const std::vector<double>& values, double binades = 6);
+  bool empty() const { return !(hi >= lo); }
+  void range(double& y0, double& y1) const;
+};
+
+// One pixel column of an FP8 tensor's series (a long run has more steps than pixels): the
+// column keeps what a student must not miss — the largest amax, history and amax·scale, the
+// smallest scale and largest scale_max, the largest underflow, every saturated value (summed,
+// capped at INT64_MAX), and whether an amax was inf or NaN. A value with no finite positive
+// point in the column is NaN (not drawn).
+struct Fp8Column {
+  int col = 0;         // 0 .. cols - 1
+  int64_t step = 0;    // the first step in the column (where its point is drawn)
+  double amax = NAN, history_amax = NAN;
+  double scale = NAN, scale_max = NAN;
+  double product = NAN;  // amax · scale: where the cast put the tensor's largest value
+  double underflow = 0;  // the largest fraction flushed to 0
+  int64_t saturated = 0;
+  bool nonfinite_amax = false;
+};
+// Columns of the points with steps in [x0, x1] for a plot `cols` pixels wide; points are
+// sorted by step (the reader keeps them so). At most `cols` columns, in order.
+std::vector<Fp8Column> fp8_columns(const std::vector<Fp8ScalePoint>& pts, double x0, double x1, int cols);
+
+// The numbers under the plots. Headroom is log2(fp8_max / (amax·scale)): the binades between
+// the tensor's largest value after scaling and the format's max. 0 means amax landed on the
+// max (current scaling, margin 0); below 0 the cast saturated; NaN when no step has both.
+struct Fp8Summary {
+  int64_t steps = 0;            // points
+  int64_t saturated = 0;        // values clamped over the run (capped at INT64_MAX)
+  int64_t saturated_steps = 0;  // steps with at least one
+  int64_t first_saturated = -1, last_saturated = -1;  // steps; -1 when none saturated
+  double max_underflow = 0;
+  int64_t max_underflow_step = -1;
+  double mean_underflow = 0;
+  double min_headroom = NAN, median_headroom = NAN;  // binades, over the steps with a headroom
+  int64_t nonfinite_amax = 0;   // steps whose amax was inf or NaN
+};
+Fp8Summary fp8_summary(const std::vector<Fp8ScalePoint>& pts, double fp8_max);
+
+// Tensors grouped by layer for the panel's list: "fc1.x" is role "x" of layer "fc1" (the text
+// after the last '.'), "blocks.0.attn.w" role "w" of "blocks.0.attn". A name without a '.' is a
+// layer of its own with an empty role. Layers in order of first appearance, roles in order.
+struct TensorGroup {
+  std::string layer;
+  std::vector<std::string> tensors, roles;  // full names, and the part after the layer
+};
+std::vector<TensorGroup> group_by_layer(const std::vector<std::string>& tensors);
 
 // The Bits panel's "unbiased exponent" line. A normal number's exponent is its field minus
 // the bias; a subnormal's field is 0 but its exponent is 1 - bias (the smallest normal's),

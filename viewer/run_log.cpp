@@ -1,7 +1,7 @@
 // The run-folder reader: see run_log.h for what it does with odd input.
 //
 // Sections (grep for "----"):
-//   limits        the formats' exponent and scale range
+//   limits        the formats' exponent and scale range; the FP8 formats by name
 //   validation    Fields: each field read with its type, finiteness and range checked
 //   events        one checked reader per event type, then the store (series kept sorted)
 //   a run folder  run.json, and events.jsonl streamed in chunks with a line-length cap
@@ -53,6 +53,13 @@ double max_loss_scale() {
   double m = 0;
   for (const FloatFormat* f : all_formats()) m = std::max(m, f->max_finite());
   return m;  // 3.4e38 (FP32)
+}
+
+const FloatFormat* fp8_format(const std::string& name) {
+  return name == "E4M3" ? &kE4M3 : name == "E5M2" ? &kE5M2 : nullptr;
+}
+const char* fp8_format_name(const FloatFormat* f) {
+  return f == &kE4M3 ? "E4M3" : f == &kE5M2 ? "E5M2" : "?";
 }
 
 // ---- validation ---------------------------------------------------------------------------
@@ -150,6 +157,16 @@ class Fields {
     if (std::isfinite(x) && !(x >= lo && x <= hi))
       return fail(key, fmt::format("{} is outside {:g} .. {:g}", describe(*v), lo, hi));
     out = x;
+  }
+
+  // A magnitude (an amax, a scale): a number >= 0, or "inf" / "nan" / null, which a writer logs
+  // for a tensor that overflowed. A negative number, -inf included, is not a magnitude.
+  void magnitude(const char* key, double& out) {
+    double x = 0;
+    number(key, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max(), x, Need::Required,
+           /*nonfinite=*/true);
+    if (ok() && x < 0) return fail(key, fmt::format("{:g} is negative", x));
+    if (ok()) out = x;
   }
 
   void boolean(const char* key, bool& out, Need need = Need::Optional) {
@@ -279,6 +296,27 @@ bool read_memory(Fields& f, int64_t step, MemoryPoint& m, std::string& device) {
   return f.ok();
 }
 
+// An fp8_scale event: one FP8 cast of one tensor (framework/fp8/linear.h writes it). The format
+// names come from fp8::format_name; the formats themselves from framework/dtype.
+bool read_fp8_scale(Fields& f, int64_t step, Fp8ScalePoint& p, std::string& tensor, const FloatFormat*& format) {
+  p.step = step;
+  std::string name;
+  f.name("tensor", tensor);
+  f.name("format", name);
+  format = fp8_format(name);
+  if (f.ok() && !format) f.fail("format", describe(json(name)) + " is not E4M3 or E5M2");
+  f.magnitude("amax", p.amax);
+  f.magnitude("scale", p.scale);
+  f.magnitude("scale_max", p.scale_max);
+  f.magnitude("history_amax", p.history_amax);
+  f.number("underflow", 0.0, 1.0, p.underflow, Need::Required, /*nonfinite=*/false);
+  f.count("saturated", p.saturated);
+  // Tiled recipes log their smallest and largest tile scale; per tensor the two are equal.
+  if (f.ok() && std::isfinite(p.scale) && std::isfinite(p.scale_max) && p.scale_max < p.scale)
+    f.fail("scale_max", fmt::format("{:g} is below scale {:g}", p.scale_max, p.scale));
+  return f.ok();
+}
+
 int64_t held(const GradHist& h) { return int64_t(sizeof h + h.counts.size() * sizeof(int64_t)); }
 int64_t held(const std::string& s) { return int64_t(sizeof s + s.size() + 64); }  // + a map node
 
@@ -354,16 +392,28 @@ bool parse_event_line(const std::string& line, RunData& d, std::string* why) {
     d.held_bytes += sizeof m;
     replaced(add_in_step_order(d.memory[device], m).size(), sizeof m);
   } else if (type == "fp8_scale") {
-    // Chapter 14's FP8 casts (docs/run-log.md). No panel draws them yet: the line is checked
-    // and counted as an event of a known type, and nothing is kept.
-    std::string tensor, format;
-    double amax = 0, scale = 0;
-    f.name("tensor", tensor);
-    f.name("format", format);
-    if (f.ok() && format != "E4M3" && format != "E5M2") f.fail("format", "expected E4M3 or E5M2");
-    f.number("amax", 0.0, std::numeric_limits<double>::max(), amax, Need::Required, /*nonfinite=*/true);
-    f.number("scale", 0.0, std::numeric_limits<double>::max(), scale, Need::Required, /*nonfinite=*/true);
+    Fp8ScalePoint p;
+    std::string tensor;
+    const FloatFormat* format = nullptr;
+    read_fp8_scale(f, step, p, tensor, format);
+    auto known = d.fp8.find(tensor);
+    if (f.ok() && known == d.fp8.end() && d.fp8_tensors.size() >= kMaxFp8Tensors)
+      f.fail("tensor", fmt::format("a run may have {} FP8 tensors; \"{}\" is one more", kMaxFp8Tensors, tensor));
+    // One tensor, one format: a line with the other one is damage, unless it replaces every
+    // point of the tensor (then the old format goes with them).
+    if (f.ok() && known != d.fp8.end() && known->second.format != format && !known->second.points.empty() &&
+        known->second.points.front().step < step)
+      f.fail("format", fmt::format("{}, but {} was cast to {} before step {}", fp8_format_name(format), tensor,
+                                   fp8_format_name(known->second.format), step));
     if (!f.ok()) return fail(f.why());
+    if (known == d.fp8.end()) {
+      d.fp8_tensors.push_back(tensor);
+      d.held_bytes += 2 * held(tensor);
+    }
+    Fp8Series& series = d.fp8[tensor];
+    series.format = format;
+    d.held_bytes += sizeof p;
+    replaced(add_in_step_order(series.points, p).size(), sizeof p);
   } else if (type == "note") {
     Note n{step, ""};
     f.text("text", n.text, kMaxNoteBytes);

@@ -22,8 +22,8 @@
 //     `problems` as "line 17: why"), skipped.
 //   - a line longer than kMaxLineBytes: counted as corrupt when it passes the limit, and the
 //     rest of it skipped up to its '\n' without being held.
-//   - a line whose "type" is not one of scalar/loss_scale/grad_hist/memory/note/end: counted in
-//     `unknown_types`, skipped.
+//   - a line whose "type" is not one of scalar/loss_scale/grad_hist/memory/fp8_scale/note/end:
+//     counted in `unknown_types`, skipped.
 //   - a step that is not after the last one of its series (a run resumed from an earlier
 //     checkpoint logs those steps again; a repeated line): the newer line wins, the points
 //     from that step on are replaced (counted in `replaced_points`). Series stay sorted.
@@ -44,7 +44,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "framework/memory/accountant.h"  // the categories of a memory event
+#include "framework/dtype/float_format.h"  // kE4M3, kE5M2: the formats of an fp8_scale event
+#include "framework/memory/accountant.h"      // the categories of a memory event
 
 namespace hg::viewer {
 
@@ -62,6 +63,7 @@ inline constexpr size_t kMaxNameBytes = 200;
 inline constexpr size_t kMaxNoteBytes = 4096;   // the text of a note
 inline constexpr size_t kMaxParams = 4096;      // parameters with histograms, per run
 inline constexpr size_t kMaxScalarNames = 1024; // scalar names, per run
+inline constexpr size_t kMaxFp8Tensors = 4096;  // FP8 tensors with fp8_scale events, per run
 // Bytes in a memory event: whole numbers 0 .. 2^50 (a pebibyte, far beyond any one device).
 // Five categories then sum to far below 2^53, where doubles stop being exact.
 inline constexpr int64_t kMaxBytes = int64_t(1) << 50;
@@ -122,6 +124,33 @@ struct MemoryPoint {
   int64_t live = 0;  // held when the event was written (after the step)
 };
 
+// One FP8 cast of one tensor at one step (the `fp8_scale` event of chapter 14, docs/run-log.md).
+// Validated: amax and history_amax >= 0, or +inf / NaN (a tensor that overflowed: the writer
+// logs what it saw); scale and scale_max >= 0, or +inf / NaN (fp8_max / amax of a subnormal
+// amax is inf in F32), scale_max >= scale when both are finite; underflow a fraction 0 .. 1;
+// saturated a count 0 .. kMaxCount. The panel draws only finite positive values on its log axes.
+struct Fp8ScalePoint {
+  int64_t step = 0;
+  double amax = 0;          // the largest |value| of the tensor at this step
+  double scale = 1;         // the multiplier it was cast with (tiled recipes: the smallest tile's)
+  double scale_max = 1;     // tiled recipes: the largest tile scale; = scale per tensor
+  double history_amax = 0;  // delayed scaling: the max over the amax history after this step
+  double underflow = 0;     // the fraction of finite non-zero values that became 0 in FP8
+  int64_t saturated = 0;    // values above the format's max after scaling (clamped)
+};
+
+// One FP8 tensor's casts, by step. Its format is that of its first line ("E4M3" is kE4M3,
+// "E5M2" kE5M2, framework/dtype): a later line of the same tensor with the other format is
+// corrupt, unless it replaces every point there is (a run logged again from its start).
+struct Fp8Series {
+  const FloatFormat* format = nullptr;  // &kE4M3 or &kE5M2
+  std::vector<Fp8ScalePoint> points;
+};
+// "E4M3" -> &kE4M3, "E5M2" -> &kE5M2 (the names framework/fp8 writes), anything else nullptr;
+// and back ("?" for another format).
+const FloatFormat* fp8_format(const std::string& name);
+const char* fp8_format_name(const FloatFormat* f);
+
 struct Note {
   int64_t step;
   std::string text;
@@ -142,6 +171,8 @@ struct RunData {
   std::vector<std::string> params;                  // parameter names in order of appearance
   std::map<std::string, std::vector<GradHist>> grads;  // by parameter
   std::map<std::string, std::vector<MemoryPoint>> memory;  // by device: "cpu", "cuda"
+  std::vector<std::string> fp8_tensors;             // FP8 tensors in order of appearance
+  std::map<std::string, Fp8Series> fp8;             // by tensor: "fc1.x", "fc1.w", "fc1.dy"
   std::vector<Note> notes;                          // in file order
   std::string end_status;  // "" while running; "finished" / "failed" after the end event
   int64_t max_step = -1;

@@ -4,8 +4,8 @@
 # OUT_DIR defaults to BUILD_DIR/screenshots, so a learner's git status stays clean;
 # `./lab screenshots --update-docs` passes docs/images to replace the committed pictures.
 #
-# The Gradients, Loss-scale and Runs pictures are of REAL runs: chapters 06, 08, 09 and 10
-# train the MLP briefly on a slice of FashionMNIST (the commands are below; together well under
+# The Gradients, Loss-scale, Runs and FP8 pictures are of REAL runs: chapters 06, 08, 09, 10 and
+# 14 train the MLP briefly on a slice of FashionMNIST (the commands are below; together well under
 # a minute on an idle 2-core machine). Three pictures stay SYNTHETIC DEMO DATA (--make-demo-runs,
 # labelled in red on the picture) because no short real run shows what they show: gradients
 # that underflow FP16 (the MLP's sit above 2^-24), PyTorch's growth interval of 2000 steps
@@ -18,7 +18,7 @@ L="$BUILD/lessons"
 OUT="${2:-$BUILD/screenshots}"
 [ -x "$V" ] || { echo "screenshots: $V is missing (build with the viewer: see ./lab build)" >&2; exit 1; }
 command -v xvfb-run >/dev/null || { echo "screenshots: xvfb-run is missing (apt-get install xvfb xauth)" >&2; exit 1; }
-for n in 06 08 09 10; do
+for n in 06 08 09 10 14; do
   [ -x "$L/lesson_$n" ] || { echo "screenshots: $L/lesson_$n is missing (./lab build builds it)" >&2; exit 1; }
 done
 mkdir -p "$OUT"
@@ -38,6 +38,12 @@ real "$L/lesson_08" --runs static_scale --loss-scale 1024 --limit-train 12800 --
 real "$L/lesson_10" --runs fp32,amp_f16 --limit-train 12800 --epochs 2 --run-name shot
 # Chapter 06: naive FP16 with small steps, where most weight updates round away.
 real "$L/lesson_06" --only fp16 --lr 0.001 --momentum 0 --limit-train 5000 --epochs 2 --run-name shot_lr0.001
+# Chapter 14: FP8 with delayed scaling (amax history 16), 60 steps of 32 images; it prints no
+# RESULT line, so its table row is shown. In a folder of its own: the Loss-scale and Runs
+# pictures list every run they find, and their runs keep their colours.
+mkdir -p "$REAL/fp8"
+(cd "$REAL/fp8" && "$L/lesson_14" --sections train --runs delayed --limit-train 1920 --batch-size 32 \
+   --limit-test 500 --threads 2 --run-name shot | grep -E '^(run|delayed) ')
 
 # The viewer runs in $REAL, so the pictures show the run folders as runs/<name>.
 rshot() { (cd "$REAL" && shot "$@"); }
@@ -50,6 +56,8 @@ rshot --screenshot "$OUT/viewer_gradients_dynamic_true.png" --panel gradients \
 rshot --screenshot "$OUT/viewer_scale.png" --panel scale runs --run runs/shot_dynamic_scale \
       --run runs/shot_s1024_static_scale --run runs/shot_amp_f16 --run runs/shot_fp32 --size 1280x800
 rshot --screenshot "$OUT/viewer_runs.png" --panel runs runs --run runs/shot_dynamic_scale --size 1280x800
+(cd "$REAL/fp8" && shot --screenshot "$OUT/viewer_fp8_delayed.png" --panel fp8 --run runs/shot_delayed \
+                       --tensor fc1.dy --size 1280x800)
 
 # ---- 2. the Bits panel (no run needed) --------------------------------------------------
 shot --screenshot "$OUT/viewer_bits.png"      --panel bits --value 0.1 --size 1280x800

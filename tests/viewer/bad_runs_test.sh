@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Damaged run folders (make_bad_runs.sh: the values that once crashed or hung the viewer, and
-# truncation, garbage, zero bytes, a byte-order mark, CRLF, repeated steps, a 100 MB line,
-# run.json as an array, a number, a string, a pipe ...) rendered headless under a time limit
+# Damaged run folders (make_bad_runs.sh: the values that once crashed or hung the viewer, bad
+# fp8_scale fields, truncation, garbage, zero bytes, a byte-order mark, CRLF, repeated steps, a
+# 100 MB line, run.json as an array, a number, a string, a pipe ...) rendered headless under a time limit
 # (timeout) and a memory limit (ulimit -v): no crash, no hang, and each folder's corrupt lines
 # reported on stderr, as many as make_bad_runs.sh says, with the words it names. Then the 100 MB
 # line must cost no memory, and a missing folder on the command line must be an error.
 # One viewer takes every run's picture in a panel (--screenshot 'DIR/{run}.png'): starting a
-# viewer under Xvfb costs about a second, 28 of them would make this test slow.
+# viewer under Xvfb costs about a second, 31 of them would make this test slow.
 # Usage: bad_runs_test.sh VIEWER PNG_CHECK WORKDIR
 # Exits 77 (ctest: skipped, never passed) when xvfb-run or the viewer is missing.
 set -euo pipefail
@@ -51,15 +51,15 @@ view() {
 # A whole PNG of the asked size. (Not "notblank": a panel with nothing to draw is nearly blank.)
 picture() { "$check" size "$1" 640 480 > /dev/null; }
 
-echo "== every damaged run folder in the Gradients and the Runs panels: one viewer, a picture per run"
+echo "== every damaged run folder in the Gradients, FP8 and Runs panels: one viewer, a picture per run"
 # {run} in --screenshot: one picture per run, each run alone in the view. If the viewer stops
 # (a crash, a hang), the first run without a picture is where.
-for panel in gradients runs; do
+for panel in gradients fp8 runs; do
   view all "$panel" --screenshot "$work/{run}.$panel.png" "$work/runs" || true
 done
 err="$work/all.gradients.err"
 while read -r name corrupt phrase; do
-  for panel in gradients runs; do
+  for panel in gradients fp8 runs; do
     picture "$work/$name.$panel.png" || { fail "$name: no picture in the $panel panel"; continue 2; }
   done
   report=$(grep -F "run $name ($work/runs/$name): " "$err" || true)

@@ -90,6 +90,53 @@ for ((i = 0; i < 4100; ++i)); do
   printf '{"type":"grad_hist","step":0,"param":"p%d","scale":1,"exp_min":0,"exp_max":0,"counts":[1],"below":0,"above":0,"zeros":0,"fp16_underflow":0,"fp16_subnormal":0,"fp16_overflow":0,"inf":0,"nan":0,"total":1}\n' "$i"
 done >> "$ev"
 
+# ---- chapter 14's fp8_scale events -------------------------------------------------------
+# fp8 STEP TENSOR FORMAT AMAX SCALE [SCALE_MAX [HISTORY [UNDERFLOW [SATURATED]]]]: one cast.
+fp8() {
+  printf '{"type":"fp8_scale","step":%s,"tensor":"%s","format":"%s","amax":%s,"scale":%s,"scale_max":%s,"history_amax":%s,"underflow":%s,"saturated":%s}\n' \
+    "$1" "$2" "$3" "$4" "$5" "${6:-$5}" "${7:-$4}" "${8:-0.001}" "${9:-0}"
+}
+# good casts of fc1's three tensors at steps 0..9 (delayed scaling's first step casts with 1)
+fp8_goods() {
+  for ((s = 0; s < 10; ++s)); do
+    fp8 $s fc1.x E4M3 2.0 "$([ $s -eq 0 ] && echo 1 || echo 224)"
+    fp8 $s fc1.w E4M3 0.0502 "$([ $s -eq 0 ] && echo 1 || echo 8960)" "" "" 0.01 "$([ $s -eq 0 ] && echo 0 || echo 2)"
+    fp8 $s fc1.dy E5M2 0.001 "$([ $s -eq 0 ] && echo 1 || echo 57344000)"
+  done
+}
+# each field broken once, for a tensor bad.dy of its own (the first line), then good casts
+case_ fp8_bad_values 11 'line 1: fp8_scale format: "E3M4" is not E4M3 or E5M2'
+{ fp8 20 bad.dy E3M4 0.001 1
+  fp8 20 bad.dy e5m2 0.001 1
+  fp8 21 bad.dy E5M2 0.001 -1
+  fp8 22 bad.dy E5M2 '"-inf"' 1
+  fp8 23 bad.dy E5M2 '"lots"' 1
+  fp8 24 bad.dy E5M2 0.001 4 2
+  fp8 25 bad.dy E5M2 0.001 1 1 0.001 1.5
+  fp8 26 bad.dy E5M2 0.001 1 1 0.001 0.1 -3
+  fp8 27 'bad\u0001dy' E5M2 0.001 1
+  printf '{"type":"fp8_scale","step":28,"tensor":"bad.dy","format":"E5M2","amax":0.001,"scale":1,"scale_max":1,"underflow":0,"saturated":0}\n'
+  fp8_goods
+  fp8 10 fc1.x E5M2 2.0 224  # fc1.x was E4M3 before step 10
+  goods 0 10
+} >> "$ev"
+# what the writer logs for a tensor that overflowed ("nan", "inf"), an all-zero one, an inf
+# scale (448 / a subnormal amax in F32), a product that overflows doubles: kept, none drawn
+case_ fp8_extremes 0
+{ fp8_goods
+  fp8 10 fc1.x E4M3 '"nan"' 224 224 '"nan"'
+  fp8 11 fc1.x E4M3 '"inf"' 224 224 '"inf"' 0 281474976710656
+  fp8 12 fc1.x E4M3 null 224 224 null 1
+  fp8 13 fc1.x E4M3 0 224 224 0 0
+  fp8 14 fc1.x E4M3 1e-45 '"inf"' '"inf"' 1e-45
+  fp8 15 fc1.x E4M3 1e300 1e300 1e300 1e300
+  fp8 16 fc1.x E4M3 2.0 0 0 2.0
+  fp8 1099511627776 fc1.dy E5M2 5e-324 1.7976931348623157e308
+} >> "$ev"
+# 4100 distinct FP8 tensors: the last 4 are not kept
+case_ too_many_fp8_tensors 4 "a run may have 4096 FP8 tensors"
+for ((i = 0; i < 4100; ++i)); do fp8 0 "l$i.x" E4M3 1 448; done >> "$ev"
+
 # ---- valid extremes: every limit at its edge, nothing corrupt, everything drawn ------------
 case_ valid_extremes 0
 { hist 0 -149 127 "1,$Z275,281474976710654" 281474976710656

@@ -8,6 +8,12 @@
 //   boxscale A.json B.json R         the bit boxes of layout B are R times as wide as A's
 //   memory FILE N                    the Memory panel's stack: at least N pixels of each
 //                                    category's colour (viewer/app/memory_colors.h)
+//   fp8 FILE LAYOUT N                the FP8 panel: each of its four plots (rectangles from the
+//                                    layout file) holds at least N pixels of the first tensor's
+//                                    colour; the amax·scale plot holds the format's max as a line
+//                                    across it (in 90% of its pixel columns) and red marks over
+//                                    saturated steps
+//                                    (viewer/app/fp8_colors.h)
 //   bits FILE LAYOUT ID E M HEX      the boxes of format ID (E exponent and M mantissa bits)
 //                                    show HEX: each box sampled has the colour of its field
 //                                    (sign | exponent | mantissa) and of its bit (set | clear)
@@ -23,6 +29,7 @@
 #include <stb_image.h>  // compiled into Debian's libstb
 
 #include "viewer/app/bit_colors.h"
+#include "viewer/app/fp8_colors.h"
 #include "viewer/app/memory_colors.h"
 
 using hg::viewer::Rgb;
@@ -175,6 +182,67 @@ int cmd_memory(const char* file, long min_pixels) {
   return ok ? 0 : fail("a category of the stack is missing or too thin");
 }
 
+// Within `tol` of colour c (the sum of the channels' differences).
+bool near(const Rgb& p, const Rgb& c, int tol) {
+  return std::abs(p.r - c.r) + std::abs(p.g - c.g) + std::abs(p.b - c.b) <= tol;
+}
+
+// A pixel of a line of colour c drawn over a plot's background bg, or of its anti-aliased edge
+// at `min_alpha` or more: p = bg + a·(c - bg) for some a in [min_alpha, 1], each channel within
+// 12. (A thin line at a fractional position covers no pixel whole, so its exact colour is rare.)
+bool blend_of(const Rgb& p, const Rgb& c, const Rgb& bg, double min_alpha) {
+  const int dr = c.r - bg.r, dg = c.g - bg.g, db = c.b - bg.b;
+  const int big = std::abs(dr) >= std::abs(dg) && std::abs(dr) >= std::abs(db) ? dr : std::abs(dg) >= std::abs(db) ? dg : db;
+  const int got = big == dr ? p.r - bg.r : big == dg ? p.g - bg.g : p.b - bg.b;
+  if (big == 0) return false;
+  const double a = double(got) / big;
+  if (!(a >= min_alpha && a <= 1.05)) return false;
+  return std::abs(p.r - (bg.r + a * dr)) <= 12 && std::abs(p.g - (bg.g + a * dg)) <= 12 &&
+         std::abs(p.b - (bg.b + a * db)) <= 12;
+}
+
+int cmd_fp8(const char* file, const char* layout, long min_pixels) {
+  Image im = load(file);
+  std::ifstream in(layout);
+  if (!in) return fail(std::string("cannot read ") + layout);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  using namespace hg::viewer;
+  bool ok = true;
+  for (const char* id : {"fp8_amax", "fp8_scale", "fp8_product", "fp8_underflow"}) {
+    const nlohmann::json* plot = nullptr;
+    for (const auto& p : j["plots"])
+      if (p["id"] == id) plot = &p;
+    if (!plot) {
+      std::printf("%s: no plot %s\n", layout, id);
+      ok = false;
+      continue;
+    }
+    const auto& r = (*plot)["rect"];
+    const int x0 = std::max(0, int(std::ceil(double(r[0])))), y0 = std::max(0, int(std::ceil(double(r[1]))));
+    const int x1 = std::min(im.w, int(double(r[2]))), y1 = std::min(im.h, int(double(r[3])));
+    long line = 0, marks = 0, max_cols = 0;  // max_cols: columns holding a pixel of the max line
+    for (int x = x0; x < x1; ++x) {
+      bool max_here = false;
+      for (int y = y0; y < y1; ++y) {
+        const Rgb p = im.at(x, y);
+        line += blend_of(p, kFp8TensorColors[0], kPlotBackground, 0.4);  // bit_colors.h
+        marks += near(p, kFp8Saturated, 40);
+        max_here |= p.r == kFp8MaxLine.r && p.g == kFp8MaxLine.g && p.b == kFp8MaxLine.b;
+      }
+      max_cols += max_here;
+    }
+    std::printf("%s %s (%d,%d)-(%d,%d): %ld pixels of the tensor's colour", file, id, x0, y0, x1, y1, line);
+    ok = ok && line >= min_pixels && x1 > x0 && y1 > y0;
+    if (std::string(id) == "fp8_product") {
+      const double across = x1 > x0 ? double(max_cols) / (x1 - x0) : 0;
+      std::printf(", the max line across %.0f%% of the width, %ld pixels of saturation marks", 100 * across, marks);
+      ok = ok && across >= 0.9 && marks >= 20;
+    }
+    std::printf("\n");
+  }
+  return ok ? 0 : fail("an FP8 plot is missing, empty, without its max line or without saturation marks");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -188,6 +256,7 @@ int main(int argc, char** argv) {
                     std::strtoull(argv[7], nullptr, 16));
   if (cmd == "boxscale" && argc == 5) return cmd_boxscale(argv[2], argv[3], std::atof(argv[4]));
   if (cmd == "memory" && argc == 4) return cmd_memory(argv[2], std::atol(argv[3]));
-  std::fprintf(stderr, "usage: viewer_png_check size|notblank|differ|same|boxscale|bits|memory ... (see the source)\n");
+  if (cmd == "fp8" && argc == 5) return cmd_fp8(argv[2], argv[3], std::atol(argv[4]));
+  std::fprintf(stderr, "usage: viewer_png_check size|notblank|differ|same|boxscale|bits|memory|fp8 ... (see the source)\n");
   return 2;
 }

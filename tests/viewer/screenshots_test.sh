@@ -56,6 +56,7 @@ done <<'FLAGS'
 --demo-hist-every 0 --make-demo-runs demo
 --demo-live nan --make-demo-runs demo
 --demo-modes nope --make-demo-runs demo
+--tensor
 --screenshot no_such_folder/x.png
 --screenshot .
 --layout-json x.json
@@ -104,6 +105,25 @@ shot --screenshot "$work/memory.png" --panel memory --run "$work/runs/demo_fp32"
 "$check" differ "$work/memory.png" "$work/scale.png"
 shot --screenshot "$work/memory_f16.png" --panel memory --run "$work/runs/demo_dynamic_scale" --size ${W}x${H}
 "$check" differ "$work/memory.png" "$work/memory_f16.png"
+echo "== the FP8 panel: amax, scale and amax·scale against the format's max, per tensor"
+# A synthetic delayed-scaling run, short enough that its steps are told apart (120 over ~600 px).
+"$viewer" --make-demo-runs "$work/fp8runs" --demo-steps 120 --demo-modes fp8_delayed
+fp8run="$work/fp8runs/demo_fp8_delayed"
+shot --screenshot "$work/fp8.png" --panel fp8 --run "$fp8run" --tensor fc1.dy --size ${W}x${H} \
+     --layout-json "$work/fp8.json"
+"$check" size "$work/fp8.png" $W $H
+"$check" notblank "$work/fp8.png"
+"$check" fp8 "$work/fp8.png" "$work/fp8.json" 200
+"$check" differ "$work/fp8.png" "$work/memory.png"
+shot --screenshot "$work/fp8_x.png" --panel fp8 --run "$fp8run" --tensor fc1.x --size ${W}x${H}
+"$check" differ "$work/fp8.png" "$work/fp8_x.png"
+shot --screenshot "$work/fp8_two.png" --panel fp8 --run "$fp8run" --tensor fc1.dy --tensor fc2.w --size ${W}x${H}
+"$check" differ "$work/fp8.png" "$work/fp8_two.png"
+echo "== the FP8 panel on a run without fp8_scale events: no plot (its text says how to make them)"
+shot --screenshot "$work/fp8_none.png" --panel fp8 --run "$work/runs/demo_fp32" --size ${W}x${H} \
+     --layout-json "$work/fp8_none.json"
+grep -q '"plots": \[\]' "$work/fp8_none.json" || { echo "FAIL: plots drawn for a run without fp8_scale events"; exit 1; }
+"$check" differ "$work/fp8_none.png" "$work/fp8.png"
 echo "== the runs panel"
 shot --screenshot "$work/runs.png" --panel runs "$work/runs" --size ${W}x${H}
 "$check" notblank "$work/runs.png"

@@ -214,3 +214,165 @@ TEST_CASE("the Bits panel's exponent line: a subnormal is 1 - bias, not field - 
   CHECK(hg::viewer::exponent_text(hg::decompose(0.0, hg::kFP16), hg::kFP16.bias) == "none   (field 0 and mantissa 0: zero)");
   CHECK(hg::viewer::exponent_text(hg::decompose(1e6, hg::kFP16), hg::kFP16.bias) == "none   (field 31: inf)");
 }
+
+// ---- the FP8 panel ------------------------------------------------------------------------
+
+namespace {
+Fp8ScalePoint fp8_at(int64_t step, double amax, double scale, int64_t saturated = 0, double underflow = 0) {
+  Fp8ScalePoint p;
+  p.step = step, p.amax = p.history_amax = amax, p.scale = p.scale_max = scale;
+  p.saturated = saturated, p.underflow = underflow;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("Log2Extent: whole binades around the finite positive values, nothing else counts") {
+  Log2Extent e;
+  double y0 = 0, y1 = 0;
+  e.range(y0, y1);
+  CHECK((e.empty() && y0 == -1 && y1 == 1));  // nothing drawn: 2^-1 .. 2^1
+  for (double v : {0.0, -3.0, kNaN, kInf, -kInf}) e.add(v);
+  CHECK(e.empty());
+  e.add(448);  // 2^8.81
+  e.range(y0, y1);
+  CHECK((y0 == 8 && y1 == 10));
+  e.add(256);  // exactly 2^8: a quarter binade of margin below it, so not on the frame
+  e.range(y0, y1);
+  CHECK((y0 == 7 && y1 == 10));
+  e.add(0.0123);  // a gradient's amax, 2^-6.35
+  e.add(4377404.5);  // its E5M2 scale, 2^22.06
+  e.range(y0, y1);
+  CHECK((y0 == -7 && y1 == 23));
+  Log2Extent ends;  // the doubles' extremes stay finite
+  ends.add(5e-324);
+  ends.add(1.7976931348623157e308);
+  ends.range(y0, y1);
+  CHECK((y0 == -1075 && y1 == 1025));
+}
+
+TEST_CASE("fp8_columns: one per step while they fit, the extremes of each column when they do not") {
+  // Sparse: 4 steps over 100 pixels, one column each, values as logged.
+  std::vector<Fp8ScalePoint> pts = {fp8_at(0, 2, 1), fp8_at(1, 2, 224), fp8_at(2, 4, 224, 7), fp8_at(3, 4, 112)};
+  auto cols = fp8_columns(pts, 0, 4, 100);
+  REQUIRE(cols.size() == 4);
+  CHECK((cols[0].col == 0 && cols[1].col == 25 && cols[2].col == 50 && cols[3].col == 75));
+  CHECK(cols[2].step == 2);
+  CHECK(cols[2].product == 896);  // 4 · 224: twice E4M3's max, so it saturated
+  CHECK(cols[2].saturated == 7);
+  CHECK(cols[1].product == 448);
+
+  // Dense: 5000 steps in 50 columns. A one-step spike of amax and of saturation is kept, and the
+  // scale's dip too (the smallest scale of its column).
+  pts.clear();
+  for (int64_t k = 0; k < 5000; ++k) pts.push_back(fp8_at(k, k == 3210 ? 64 : 1, k == 3211 ? 7 : 448, k == 3210 ? 99 : 0));
+  cols = fp8_columns(pts, 0, 5000, 50);
+  REQUIRE(cols.size() == 50);
+  int spikes = 0, dips = 0;
+  int64_t saturated = 0;
+  for (const Fp8Column& c : cols) {
+    spikes += c.amax == 64;
+    dips += c.scale == 7;
+    saturated += c.saturated;
+    CHECK((c.col >= 0 && c.col < 50));
+  }
+  CHECK((spikes == 1 && dips == 1 && saturated == 99));
+  CHECK(cols[32].amax == 64);  // step 3210 is in column 3210 / 100
+  CHECK(cols[32].product == 64 * 448);
+}
+
+TEST_CASE("fp8_columns: inf, NaN and 0 are never drawn, an inf or NaN amax is flagged, sums do not overflow") {
+  std::vector<Fp8ScalePoint> pts = {fp8_at(0, kNaN, 448), fp8_at(1, kInf, 448), fp8_at(2, 0, 448),
+                                    fp8_at(3, 1, kInf), fp8_at(4, 1e300, 1e300)};
+  pts[0].saturated = pts[1].saturated = int64_t(1) << 62;
+  pts[2].saturated = int64_t(1) << 62;
+  const auto cols = fp8_columns(pts, 0, 5, 5);
+  REQUIRE(cols.size() == 5);
+  CHECK((cols[0].nonfinite_amax && cols[1].nonfinite_amax && !cols[2].nonfinite_amax));
+  for (const Fp8Column& c : cols) {
+    for (double v : {c.amax, c.history_amax, c.scale, c.scale_max, c.product})
+      CHECK((std::isnan(v) || (v > 0 && std::isfinite(v))));
+  }
+  CHECK(std::isnan(cols[0].amax));
+  CHECK(std::isnan(cols[2].amax));   // 0 has no log
+  CHECK(std::isnan(cols[3].scale));  // neither has inf
+  CHECK(std::isnan(cols[4].product));  // 1e300 · 1e300 overflows to inf
+  CHECK(cols[4].amax == 1e300);
+  // All in one column: 3 · 2^62 saturated values stop at INT64_MAX instead of wrapping.
+  const auto one = fp8_columns(pts, 0, 5, 1);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].saturated == INT64_MAX);
+  // Points outside the range, and ranges that are no range, give no columns.
+  CHECK(fp8_columns(pts, 10, 20, 100).empty());
+  CHECK(fp8_columns(pts, 0, 5, 0).empty());
+  CHECK(fp8_columns(pts, kNaN, 5, 10).empty());
+  CHECK(fp8_columns(pts, 5, 5, 10).empty());
+}
+
+TEST_CASE("fp8_summary: saturation, underflow and headroom in binades") {
+  // Delayed scaling, E4M3, by hand: the scale comes from the history, so the step whose amax
+  // jumps (step 2: 4 where the history held 2) lands at 4 · 224 = 896, 1 binade above 448.
+  const std::vector<Fp8ScalePoint> pts = {fp8_at(0, 2, 1, 0, 0.25), fp8_at(1, 2, 224, 0, 0.0),
+                                          fp8_at(2, 4, 224, 30, 0.0), fp8_at(3, 4, 112, 0, 0.01),
+                                          fp8_at(4, 1, 112, 0, 0.04)};
+  const Fp8Summary s = fp8_summary(pts, hg::kE4M3.max_finite());
+  CHECK(s.steps == 5);
+  CHECK(s.saturated == 30);
+  CHECK(s.saturated_steps == 1);
+  CHECK((s.first_saturated == 2 && s.last_saturated == 2));
+  CHECK(s.max_underflow == 0.25);
+  CHECK(s.max_underflow_step == 0);
+  CHECK(s.mean_underflow == doctest::Approx(0.06));
+  // Headrooms: log2(448 / 2) = 7.81, 0, -1, 0, 2: the smallest -1 (saturated), the median 0.
+  CHECK(s.min_headroom == doctest::Approx(-1.0));
+  CHECK(s.median_headroom == doctest::Approx(0.0).epsilon(1e-12));
+  const Fp8Summary none = fp8_summary({}, 448);
+  CHECK((none.steps == 0 && none.first_saturated == -1 && none.max_underflow_step == -1));
+  CHECK(std::isnan(none.min_headroom));
+  const Fp8Summary bad = fp8_summary({fp8_at(0, kNaN, 448), fp8_at(1, 0, 448)}, 448);
+  CHECK(bad.nonfinite_amax == 1);
+  CHECK(std::isnan(bad.median_headroom));  // neither NaN nor 0 has a headroom
+}
+
+TEST_CASE("group_by_layer: roles under their layer, in order of appearance") {
+  const auto g = group_by_layer({"fc1.x", "fc1.w", "fc1.dy", "fc2.x", "blocks.0.attn.w", "fc2.dy", "loose"});
+  REQUIRE(g.size() == 4);
+  CHECK(g[0].layer == "fc1");
+  CHECK(g[0].roles == std::vector<std::string>{"x", "w", "dy"});
+  CHECK(g[0].tensors == std::vector<std::string>{"fc1.x", "fc1.w", "fc1.dy"});
+  CHECK(g[1].layer == "fc2");
+  CHECK(g[1].roles == std::vector<std::string>{"x", "dy"});  // fc2.dy came later, still under fc2
+  CHECK(g[2].layer == "blocks.0.attn");
+  CHECK(g[2].roles == std::vector<std::string>{"w"});
+  CHECK(g[3].layer == "loose");
+  CHECK(g[3].roles == std::vector<std::string>{""});
+  CHECK(group_by_layer({}).empty());
+}
+
+TEST_CASE("Log2Extent::add_series: an isolated point does not stretch the axis, a trend or a step does") {
+  auto range_of = [](const std::vector<double>& v) {
+    Log2Extent e;
+    e.add_series(v);
+    double y0, y1;
+    e.range(y0, y1);
+    return std::array<double, 2>{y0, y1};
+  };
+  // Delayed scaling's first step casts with 1, the others near 2^25: the axis fits the others.
+  std::vector<double> scales = {1.0};
+  for (int k = 1; k < 60; ++k) scales.push_back(std::exp2(25.0 - 0.05 * k));
+  CHECK(range_of(scales) == std::array<double, 2>{21, 26});  // 2^22.05 .. 2^24.95, not down to 2^0
+  // A drift of 40 binades over a long run is no outlier: every point has a close neighbour.
+  std::vector<double> drift;
+  for (int k = 0; k <= 400; ++k) drift.push_back(std::exp2(-30.0 + 0.1 * k));
+  CHECK(range_of(drift) == std::array<double, 2>{-31, 11});
+  // A level that moves 10 binades and stays: both levels are drawn.
+  CHECK(range_of({4, 4, 4, 4096, 4096, 4096}) == std::array<double, 2>{1, 13});
+  // A one-step spike of 8 binades goes to the edge; one of 5 stays on the axis.
+  CHECK(range_of({1, 1, 256, 1, 1}) == std::array<double, 2>{-1, 1});
+  CHECK(range_of({1, 1, 32, 1, 1}) == std::array<double, 2>{-1, 6});
+  // Nothing but isolated points (two far apart), or one point: all of them.
+  CHECK(range_of({1, 1024}) == std::array<double, 2>{-1, 11});
+  CHECK(range_of({8}) == std::array<double, 2>{2, 4});
+  // Values without a log are skipped, and do not separate neighbours.
+  CHECK(range_of({1, kNaN, 0.0, 2, kInf, -4.0}) == std::array<double, 2>{-1, 2});
+  CHECK(range_of({}) == std::array<double, 2>{-1, 1});
+}

@@ -22,6 +22,8 @@
 #include <thread>
 
 #include "framework/dtype/float_format.h"
+#include "framework/fp8/linear.h"  // the writer of fp8_scale events
+#include "framework/io/run_log.h"
 #include "viewer/demo_run.h"
 #include "viewer/run_log.h"
 
@@ -227,20 +229,6 @@ TEST_CASE("unknown event types are counted, not failed") {
   CHECK(r.data().unknown_types == 1);
   CHECK(r.data().corrupt_lines == 0);
   CHECK(r.data().notes.size() == 1);  // unknown keys inside a known type are ignored
-}
-
-TEST_CASE("chapter 14's fp8_scale events are a known type, checked, and never drawn") {
-  TempDir d("fp8");
-  write(d.path / "events.jsonl",
-        R"({"type":"fp8_scale","step":1,"tensor":"fc1.x","format":"E4M3","amax":3.5,"scale":128,"scale_max":128,"history_amax":3.5,"underflow":0,"saturated":0})" "\n"
-        R"({"type":"fp8_scale","step":2,"tensor":"fc1.dy","format":"E5M2","amax":"inf","scale":1,"scale_max":1,"history_amax":"inf","underflow":0,"saturated":3})" "\n"
-        R"({"type":"fp8_scale","step":3,"tensor":"fc1.w","format":"E3M4","amax":1,"scale":1})" "\n"
-        R"({"type":"fp8_scale","step":4,"tensor":"fc1.w","format":"E4M3","amax":-1,"scale":1})" "\n");
-  RunReader r(d.str());
-  r.poll();
-  CHECK(r.data().unknown_types == 0);
-  CHECK(r.data().events == 2);
-  CHECK(r.data().corrupt_lines == 2);  // a format that is not FP8; a negative amax
 }
 
 TEST_CASE("an empty events file, and a folder with neither file") {
@@ -467,6 +455,8 @@ std::string why_refused(const std::string& line) {
     CHECK(d.loss_scale.empty());
     CHECK(d.notes.empty());
     CHECK(d.memory.empty());
+    CHECK(d.fp8.empty());
+    CHECK(d.fp8_tensors.empty());
     CHECK(d.max_step == -1);
   }
   return ok ? "" : why;
@@ -971,4 +961,244 @@ TEST_CASE("memory: a step logged again replaces the points from it on, per devic
   CHECK(d.memory.at("cuda").size() == 1);
   CHECK(d.replaced_points == 2);
   CHECK(d.max_step == 5);
+}
+
+// ---- fp8_scale events (chapter 14) --------------------------------------------------------
+
+namespace {
+json good_fp8() {
+  return {{"type", "fp8_scale"}, {"step", 12},        {"tensor", "fc1.dy"},      {"format", "E5M2"},
+          {"amax", 0.0123},      {"scale", 4377404.5}, {"scale_max", 4377404.5}, {"history_amax", 0.0131},
+          {"underflow", 0.0007}, {"saturated", 0}};
+}
+}  // namespace
+
+TEST_CASE("fp8_scale: what framework/fp8 writes is read into the tensor's series, nan and inf included") {
+  // The writer itself (log_fp8_scales, as chapter 14 calls it), so the reader and the writer
+  // cannot drift apart. An amax that overflowed is logged as "inf" or "nan": kept.
+  TempDir d("fp8_writer");
+  hg::fp8::ScaleRecord x{"fc1.x", hg::fp8::Format::E4M3, 2.0f, 224.0f, 224.0f, 2.0f, {100, 3, 0}};
+  hg::fp8::ScaleRecord dy{"fc1.dy", hg::fp8::Format::E5M2, 0.25f, 229376.0f, 229376.0f, 0.5f, {80, 0, 2}};
+  hg::fp8::ScaleRecord bad = dy;
+  bad.amax = NAN, bad.history_amax = INFINITY;
+  {
+    hg::io::RunLog log(d.str(), {{"lesson", "14_fp8"}, {"precision", "fp8_delayed"}});
+    hg::fp8::log_fp8_scales(log, 0, {x, dy});
+    hg::fp8::log_fp8_scales(log, 1, {x, bad});
+  }
+  RunReader r(d.str());
+  r.poll();
+  const RunData& run = r.data();
+  CHECK(run.corrupt_lines == 0);
+  CHECK(run.unknown_types == 0);
+  CHECK(run.events == 5);  // four casts and the end
+  CHECK(run.fp8_tensors == std::vector<std::string>{"fc1.x", "fc1.dy"});  // order of appearance
+  REQUIRE(run.fp8.count("fc1.x") == 1);
+  const Fp8Series& sx = run.fp8.at("fc1.x");
+  CHECK(sx.format == &hg::kE4M3);
+  REQUIRE(sx.points.size() == 2);
+  CHECK(sx.points[0].step == 0);
+  CHECK(sx.points[0].amax == 2.0);
+  CHECK(sx.points[0].scale == 224.0);
+  CHECK(sx.points[0].scale_max == 224.0);
+  CHECK(sx.points[0].history_amax == 2.0);
+  CHECK(sx.points[0].underflow == doctest::Approx(0.03));  // 3 of 100 non-zero values
+  CHECK(sx.points[0].saturated == 0);
+  const Fp8Series& sdy = run.fp8.at("fc1.dy");
+  CHECK(sdy.format == &hg::kE5M2);
+  REQUIRE(sdy.points.size() == 2);
+  CHECK(sdy.points[0].saturated == 2);
+  CHECK(sdy.points[0].scale == 229376.0);
+  CHECK(std::isnan(sdy.points[1].amax));
+  CHECK(sdy.points[1].history_amax == INFINITY);
+  CHECK(run.max_step == 1);
+  CHECK(run.held_bytes > 0);
+}
+
+TEST_CASE("fp8_scale: each field checked, a bad value refused naming the field") {
+  RunData d;
+  std::string why;
+  REQUIRE(parse_event_line(good_fp8().dump(), d, &why));
+  CHECK(d.fp8.at("fc1.dy").points.at(0).history_amax == doctest::Approx(0.0131));
+
+  // Accepted: what a writer may log for a tensor that was all zeros or overflowed, and the
+  // scale fp8_max / amax gives in F32 for a subnormal amax (inf) or a huge margin (0).
+  for (const std::string key : {"amax", "history_amax", "scale", "scale_max"})
+    for (const json& v : {json(0), json("nan"), json("inf"), json(nullptr), json(1e300)}) {
+      CAPTURE(key);
+      CAPTURE(v.dump());
+      json j = with(good_fp8(), key, v);
+      if (key == "scale" || key == "scale_max") j["scale"] = j["scale_max"] = v;  // scale_max >= scale
+      CHECK(why_refused(j) == "");
+    }
+  CHECK(why_refused(with(good_fp8(), "format", "E4M3")) == "");
+  CHECK(why_refused(with(good_fp8(), "underflow", 1)) == "");
+
+  check_refused(with(good_fp8(), "format", "E3M4"), "fp8_scale format: \"E3M4\" is not E4M3 or E5M2");
+  check_refused(with(good_fp8(), "format", "e4m3"), "fp8_scale format: \"e4m3\" is not E4M3 or E5M2");
+  check_refused(with(good_fp8(), "format", "FP16"), "fp8_scale format: \"FP16\" is not E4M3 or E5M2");
+  check_refused(with(good_fp8(), "format", 8), "fp8_scale format: 8 is not a string");
+  for (const char* key : {"amax", "history_amax", "scale", "scale_max"}) {
+    CAPTURE(key);
+    check_refused(with(good_fp8(), key, -1), std::string("fp8_scale ") + key + ": -1 is negative");
+    check_refused(with(good_fp8(), key, -1e-300), std::string(key) + ": -1e-300 is negative");
+    check_refused(with(good_fp8(), key, "-inf"), std::string(key) + ": -inf is negative");
+    check_refused(with(good_fp8(), key, "big"), std::string(key) + ": \"big\" is not a number");
+    check_refused(with(good_fp8(), key, json::array()), std::string(key) + ": an array is not a number");
+  }
+  check_refused(with(good_fp8(), "scale_max", 2.0), "fp8_scale scale_max: 2 is below scale 4.3774e+06");
+  check_refused(with(good_fp8(), "underflow", 1.5), "fp8_scale underflow: 1.5 is outside 0 .. 1");
+  check_refused(with(good_fp8(), "underflow", -0.1), "underflow: -0.1 is outside 0 .. 1");
+  check_refused(with(good_fp8(), "underflow", "nan"), "underflow: \"nan\" is not a finite number");
+  check_refused(with(good_fp8(), "saturated", -1), "fp8_scale saturated: -1 is negative");
+  check_refused(with(good_fp8(), "saturated", 2.5), "saturated: 2.5 is not a whole number");
+  check_refused(with(good_fp8(), "saturated", (int64_t(1) << 48) + 1), "saturated: 281474976710657 is outside 0 .. 2^48");
+  check_refused(with(good_fp8(), "tensor", ""), "fp8_scale tensor: empty");
+  check_refused(with(good_fp8(), "tensor", "fc1\tx"), "fp8_scale tensor: holds control characters");
+  check_refused(with(good_fp8(), "tensor", std::string(201, 't')), "tensor: 201 bytes long, more than 200");
+  check_refused(with(good_fp8(), "step", -3), "step: -3 is negative");
+  for (const char* key : {"tensor", "format", "amax", "scale", "scale_max", "history_amax", "underflow", "saturated"}) {
+    CAPTURE(key);
+    json missing = good_fp8();
+    missing.erase(key);
+    check_refused(missing, std::string("fp8_scale ") + key + ": missing");
+  }
+}
+
+TEST_CASE("fp8_scale: whatever a line holds, what is stored lies in the ranges the panel relies on") {
+  const std::vector<json> values = {json(0), json(1), json(-1), json(448), json(57344), json(0.5), json(-0.0),
+                                    json(1.5), json(INT64_MAX), json(INT64_MIN), json(UINT64_MAX), json(1e308),
+                                    json(-1e308), json(5e-324), json("nan"), json("inf"), json("-inf"),
+                                    json("E4M3"), json("E5M2"), json(""), json(nullptr), json(true),
+                                    json::array(), json::object()};
+  int accepted = 0, refused = 0;
+  const json base = good_fp8();
+  for (auto field = base.begin(); field != base.end(); ++field) {
+    if (field.key() == "type") continue;
+    for (const json& v : values) {
+      RunData d;
+      std::string why;
+      if (!parse_event_line(with(base, field.key(), v).dump(), d, &why)) {
+        ++refused;
+        continue;
+      }
+      ++accepted;
+      CAPTURE(with(base, field.key(), v).dump());
+      REQUIRE(d.fp8.size() == 1);
+      REQUIRE(d.fp8_tensors.size() == 1);
+      const Fp8Series& s = d.fp8.begin()->second;
+      REQUIRE((s.format == &hg::kE4M3 || s.format == &hg::kE5M2));
+      for (const Fp8ScalePoint& p : s.points) {
+        REQUIRE((p.step >= 0 && p.step <= limits::kMaxStep));
+        for (double m : {p.amax, p.history_amax, p.scale, p.scale_max}) REQUIRE(!(m < 0));  // >= 0, inf or NaN
+        REQUIRE((p.underflow >= 0 && p.underflow <= 1));
+        REQUIRE((p.saturated >= 0 && p.saturated <= limits::kMaxCount));
+        if (std::isfinite(p.scale) && std::isfinite(p.scale_max)) REQUIRE(p.scale_max >= p.scale);
+      }
+    }
+  }
+  CHECK(accepted > 20);
+  CHECK(refused > 120);
+}
+
+TEST_CASE("fp8_scale: steps logged again replace the points from them on, per tensor, and give their memory back") {
+  RunData d;
+  std::string why;
+  for (int step : {0, 1, 2, 3}) REQUIRE(parse_event_line(with(good_fp8(), "step", step).dump(), d, &why));
+  const int64_t held_four = d.held_bytes;
+  REQUIRE(parse_event_line(with(with(good_fp8(), "tensor", "fc2.dy"), "step", 9).dump(), d, &why));
+  // A resumed run logs steps 2 and 3 of fc1.dy again, with other amaxes: the newer lines win.
+  REQUIRE(parse_event_line(with(with(good_fp8(), "step", 2), "amax", 0.5).dump(), d, &why));
+  const auto& pts = d.fp8.at("fc1.dy").points;
+  REQUIRE(pts.size() == 3);  // 0, 1, and the newer 2 (2 and 3 dropped)
+  CHECK((pts[0].step == 0 && pts[1].step == 1 && pts[2].step == 2));
+  CHECK(pts[2].amax == 0.5);
+  CHECK(d.replaced_points == 2);
+  CHECK(d.fp8.at("fc2.dy").points.size() == 1);  // another tensor is untouched
+  REQUIRE(parse_event_line(with(good_fp8(), "step", 3).dump(), d, &why));
+  // Four points of fc1.dy again, plus fc2.dy's point and name (held() counts a name twice, in the
+  // list and as a map key, each 64 bytes of node besides): the dropped points gave their bytes back.
+  CHECK(d.held_bytes - held_four == int64_t(sizeof(Fp8ScalePoint)) + 2 * int64_t(sizeof(std::string) + 6 + 64));
+  CHECK(d.events == 7);
+}
+
+TEST_CASE("fp8_scale: a tensor keeps one format, unless every point of it is logged again") {
+  RunData d;
+  std::string why;
+  REQUIRE(parse_event_line(with(good_fp8(), "step", 4).dump(), d, &why));
+  REQUIRE(parse_event_line(with(good_fp8(), "step", 5).dump(), d, &why));
+  CHECK_FALSE(parse_event_line(with(with(good_fp8(), "step", 6), "format", "E4M3").dump(), d, &why));
+  CHECK(why == "fp8_scale format: E4M3, but fc1.dy was cast to E5M2 before step 6");
+  CHECK_FALSE(parse_event_line(with(with(good_fp8(), "step", 5), "format", "E4M3").dump(), d, &why));
+  CHECK(d.fp8.at("fc1.dy").points.size() == 2);  // the refused lines changed nothing
+  // Logged again from step 4, its first: every point is replaced, the format with them.
+  REQUIRE(parse_event_line(with(with(good_fp8(), "step", 4), "format", "E4M3").dump(), d, &why));
+  CHECK(d.fp8.at("fc1.dy").format == &hg::kE4M3);
+  CHECK(d.fp8.at("fc1.dy").points.size() == 1);
+}
+
+TEST_CASE("fp8_scale: a run keeps at most kMaxFp8Tensors tensors") {
+  RunData d;
+  std::string why;
+  json e = good_fp8();
+  for (size_t i = 0; i < limits::kMaxFp8Tensors; ++i) {
+    e["tensor"] = "l" + std::to_string(i) + ".x";
+    REQUIRE(parse_event_line(e.dump(), d, &why));
+  }
+  e["tensor"] = "one_more.x";
+  CHECK_FALSE(parse_event_line(e.dump(), d, &why));
+  CHECK(why == "fp8_scale tensor: a run may have 4096 FP8 tensors; \"one_more.x\" is one more");
+  e["tensor"] = "l7.x";  // a known one is still fine
+  e["step"] = 13;
+  CHECK(parse_event_line(e.dump(), d, &why));
+  CHECK(d.fp8_tensors.size() == limits::kMaxFp8Tensors);
+  CHECK(d.fp8.size() == limits::kMaxFp8Tensors);
+}
+
+TEST_CASE("fp8_scale: the fp8_delayed demo run casts with delayed scaling's own scales") {
+  // Replays each tensor's logged amaxes through framework/fp8's DelayedScaling (history 16,
+  // margin 0, as the demo's run.json says): every logged scale must be the one the recipe gives
+  // before that step's amax, every history_amax the one after, and a step must count saturated
+  // values exactly when its amax · scale passes the format's max in F32.
+  TempDir d("fp8_demo");
+  DemoOptions opt;
+  opt.steps = 300;
+  const auto dirs = make_demo_runs(d.str(), opt, {"fp8_delayed"});
+  REQUIRE(dirs.size() == 1);
+  RunReader r(dirs[0]);
+  r.poll();
+  const RunData& run = r.data();
+  CHECK(run.synthetic);
+  CHECK(run.corrupt_lines == 0);
+  CHECK(run.grads.empty());   // chapter 14 logs no histograms
+  CHECK(run.memory.empty());  // ... and no memory events
+  CHECK(run.scalars.at("train/loss").size() == 300);
+  CHECK(run.run_json["args"]["history"] == 16);
+  REQUIRE(run.fp8_tensors == std::vector<std::string>{"fc1.x", "fc1.w", "fc1.dy", "fc2.x", "fc2.w", "fc2.dy",
+                                                      "fc3.x", "fc3.w", "fc3.dy"});
+  int64_t saturating_steps = 0;
+  for (const auto& [name, s] : run.fp8) {
+    CAPTURE(name);
+    const bool grad = name.substr(name.size() - 3) == ".dy";
+    CHECK(s.format == (grad ? &hg::kE5M2 : &hg::kE4M3));  // HYBRID
+    REQUIRE(s.points.size() == 300);
+    const hg::fp8::Format f = grad ? hg::fp8::Format::E5M2 : hg::fp8::Format::E4M3;
+    hg::fp8::DelayedScaling rule(f, 16, 0);
+    for (const Fp8ScalePoint& p : s.points) {
+      CAPTURE(p.step);
+      REQUIRE(p.scale == rule.scale());
+      rule.update(float(p.amax));
+      REQUIRE(p.history_amax == rule.history_amax());
+      REQUIRE(p.scale_max == p.scale);
+      const bool above = float(p.amax) * float(p.scale) > float(hg::fp8::max_value(f));
+      REQUIRE((p.saturated > 0) == above);
+      REQUIRE((p.underflow >= 0 && p.underflow <= 1));
+      // The delay: a cast saturates only when its amax is a new maximum of the window (the
+      // scale came from the old one), so after it the history's max is this amax.
+      if (p.saturated > 0) REQUIRE(p.history_amax == float(p.amax));
+      saturating_steps += p.saturated > 0;
+    }
+    CHECK(s.points[0].scale == 1.0f);  // an empty history: the first step is cast with 1
+  }
+  CHECK(saturating_steps > 0);  // the delay shows: some steps saturate
 }

@@ -1,4 +1,4 @@
-// The App: following runs on disk, and the window that holds the five panels as tabs.
+// The App: following runs on disk, and the window that holds the six panels as tabs.
 #include "viewer/app/app.h"
 
 #include <algorithm>
@@ -17,6 +17,7 @@ const char* panel_id(Panel p) {
     case Panel::Gradients: return "gradients";
     case Panel::Scale: return "scale";
     case Panel::Memory: return "memory";
+    case Panel::Fp8: return "fp8";
     case Panel::Runs: return "runs";
   }
   return "?";
@@ -67,7 +68,7 @@ int App::find_run(const std::string& key) const {
 }
 
 void App::show_only(int i) {
-  grads.run = memory.run = runs_selected = i;
+  grads.run = memory.run = fp8.run = runs_selected = i;
   for (size_t k = 0; k < runs.size(); ++k) runs[k].overlay = static_cast<int>(k) == i;
 }
 
@@ -89,6 +90,7 @@ void draw_app(App& app) {
                         {Panel::Gradients, "Gradients", draw_gradients_panel},
                         {Panel::Scale, "Loss scale", draw_scale_panel},
                         {Panel::Memory, "Memory", draw_memory_panel},
+                        {Panel::Fp8, "FP8", draw_fp8_panel},
                         {Panel::Runs, "Runs", draw_runs_panel}};
     for (const Tab& t : tabs) {
       ImGuiTabItemFlags flags =

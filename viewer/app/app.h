@@ -13,8 +13,8 @@
 
 namespace hg::viewer {
 
-enum class Panel { Bits, Gradients, Scale, Memory, Runs };
-const char* panel_id(Panel p);  // "bits" "gradients" "scale" "memory" "runs"
+enum class Panel { Bits, Gradients, Scale, Memory, Fp8, Runs };
+const char* panel_id(Panel p);  // "bits" "gradients" "scale" "memory" "fp8" "runs"
 
 // One run being followed (its file is re-read as it grows).
 struct RunSlot {
@@ -59,6 +59,19 @@ struct MemoryState {
   std::string device;  // "cpu" or "cuda" ("": the first the run logged)
 };
 
+struct Fp8State {
+  int run = -1;                      // index into App::runs (-1: the first run with fp8_scale events)
+  std::vector<std::string> tensors;  // shown, in the order picked (empty: the run's first tensor)
+};
+
+// Where a panel drew a plot, in framebuffer pixels (the inner rectangle, without the axes'
+// labels). Screenshot mode writes them next to the PNG (--layout-json) so the tests can count
+// the colours inside each plot.
+struct PlotBox {
+  std::string id;  // "fp8_amax", "fp8_scale", "fp8_product", "fp8_underflow"
+  ImVec2 min, max;
+};
+
 struct App {
   std::vector<std::string> roots;  // folders the user named: runs/ or single run folders
   std::vector<RunSlot> runs;
@@ -68,9 +81,11 @@ struct App {
   BitsState bits;
   GradientsState grads;
   MemoryState memory;
+  Fp8State fp8;
   int runs_selected = 0;           // Runs panel
   bool follow = true;              // re-read growing runs
   std::vector<BitBox>* bit_boxes = nullptr;  // set in screenshot mode: record bit boxes
+  std::vector<PlotBox>* plot_boxes = nullptr;  // ... and plot rectangles
   double last_scan = -1e9, last_poll = -1e9;
 
   // Finds run folders under the roots (new ones are added, none removed).
@@ -82,7 +97,8 @@ struct App {
   void load_all();
   // Index of the run whose folder or name is `key`, else -1.
   int find_run(const std::string& key) const;
-  // Shows run i alone: selected in the Gradients and Runs panels, the only overlay in Scale.
+  // Shows run i alone: selected in the Gradients, Memory, FP8 and Runs panels, the only overlay
+  // in Scale.
   void show_only(int i);
 };
 
@@ -95,6 +111,7 @@ void draw_bits_panel(App& app);
 void draw_gradients_panel(App& app);
 void draw_scale_panel(App& app);
 void draw_memory_panel(App& app);
+void draw_fp8_panel(App& app);
 void draw_runs_panel(App& app);
 
 }  // namespace hg::viewer

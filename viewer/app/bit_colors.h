@@ -12,4 +12,8 @@ constexpr Rgb kSignOn{232, 84, 84}, kSignOff{92, 34, 34};
 constexpr Rgb kExponentOn{80, 160, 245}, kExponentOff{28, 58, 96};
 constexpr Rgb kMantissaOn{96, 204, 112}, kMantissaOff{34, 78, 42};
 
+// The background of every plot (begin_plot, widgets.h): the screenshot test tells a plot's
+// anti-aliased lines from it.
+constexpr Rgb kPlotBackground{20, 22, 28};
+
 }  // namespace hg::viewer

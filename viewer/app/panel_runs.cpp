@@ -51,18 +51,20 @@ std::string bytes(int64_t n) {
 void draw_counts(const RunSlot& slot) {
   const RunData& d = slot.data();
   const RunReader& r = *slot.reader;
-  size_t n_scalars = 0, n_hists = 0;
+  size_t n_scalars = 0, n_hists = 0, n_memory = 0, n_fp8 = 0;
   for (const auto& [k, v] : d.scalars) n_scalars += v.size();
   for (const auto& [k, v] : d.grads) n_hists += v.size();
+  for (const auto& [k, v] : d.memory) n_memory += v.size();
+  for (const auto& [k, v] : d.fp8) n_fp8 += v.points.size();
   ImGui::Text("events.jsonl: %s of %s read, %lld lines, %lld events",
               bytes(r.offset()).c_str(), bytes(r.file_size()).c_str(),
               static_cast<long long>(d.lines), static_cast<long long>(d.events));
   help_marker("The file is read from where the last read stopped, so a run that is still "
               "training shows new lines within a second.");
   ImGui::Text("%zu scalars (%zu names), %zu loss scales, %zu gradient histograms (%zu "
-              "parameters), %zu notes; last step %lld",
-              n_scalars, d.scalars.size(), d.loss_scale.size(), n_hists, d.params.size(),
-              d.notes.size(), static_cast<long long>(d.max_step));
+              "parameters), %zu memory points, %zu FP8 casts (%zu tensors), %zu notes; last step %lld",
+              n_scalars, d.scalars.size(), d.loss_scale.size(), n_hists, d.params.size(), n_memory,
+              n_fp8, d.fp8_tensors.size(), d.notes.size(), static_cast<long long>(d.max_step));
   ImVec4 warn(1.0f, 0.55f, 0.4f, 1.0f), ok(0.6f, 0.85f, 0.6f, 1.0f);
   ImGui::TextColored(d.corrupt_lines ? warn : ok, "corrupt lines: %lld",
                      static_cast<long long>(d.corrupt_lines));

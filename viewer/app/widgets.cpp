@@ -69,7 +69,7 @@ PlotFrame begin_plot(const char* id, ImVec2 size, double x0, double x1, double y
   f.x0 = x0, f.x1 = x1, f.y0 = y0, f.y1 = y1;
 
   const ImU32 grid = IM_COL32(255, 255, 255, 28), text = ImGui::GetColorU32(ImGuiCol_Text);
-  dl->AddRectFilled(f.p0, f.p1, IM_COL32(20, 22, 28, 255));
+  dl->AddRectFilled(f.p0, f.p1, IM_COL32(kPlotBackground.r, kPlotBackground.g, kPlotBackground.b, 255));
   // As many ticks as labels fit; a fixed step (binades) is widened when it would give more.
   const int x_fit = std::clamp(int((f.p1.x - f.p0.x) / (fs * 3)), 2, kMaxTicks);
   const int y_fit = std::clamp(int((f.p1.y - f.p0.y) / (fs * 1.2f)), 2, kMaxTicks);
