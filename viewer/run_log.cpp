@@ -438,9 +438,16 @@ bool parse_event_line(const std::string& line, RunData& d, std::string* why) {
 
 RunReader::RunReader(std::string dir, int64_t memory_cap) : memory_cap_(memory_cap) {
   data_.dir = std::move(dir);
-  data_.name = fs::path(data_.dir).lexically_normal().filename().string();
-  if (data_.name.empty())  // "runs/x/" has an empty filename
-    data_.name = fs::path(data_.dir).lexically_normal().parent_path().filename().string();
+  fs::path path = fs::path(data_.dir).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();  // "runs/x/" has an empty filename
+  data_.name = path.filename().string();
+  // One rank of a data-parallel run (chapter 13: runs/<name>/rank<k>): "rank1" alone would
+  // not say which run, so the name is "<name>/rank1".
+  const std::string& n = data_.name;
+  const bool rank = n.size() > 4 && n.compare(0, 4, "rank") == 0 &&
+                    std::all_of(n.begin() + 4, n.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (rank && !path.parent_path().filename().empty())
+    data_.name = path.parent_path().filename().string() + "/" + n;
 }
 
 namespace {
@@ -670,7 +677,14 @@ std::vector<std::string> list_run_dirs(const std::string& root) {
   if (is_run_dir(root)) return {root};
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(root, ec)) {
-    if (e.is_directory(ec) && is_run_dir(e.path().string())) out.push_back(e.path().string());
+    if (!e.is_directory(ec)) continue;
+    if (is_run_dir(e.path().string())) {
+      out.push_back(e.path().string());
+      continue;
+    }
+    std::error_code ec2;  // a folder of runs (runs/<name>/rank<k>): its runs, one level down only
+    for (const auto& sub : fs::directory_iterator(e.path(), ec2))
+      if (sub.is_directory(ec2) && is_run_dir(sub.path().string())) out.push_back(sub.path().string());
   }
   std::sort(out.begin(), out.end());
   return out;

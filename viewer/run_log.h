@@ -242,7 +242,8 @@ class RunReader {
 bool parse_event_line(const std::string& line, RunData& data, std::string* why);
 
 // Folders under `root` that look like runs (have run.json or events.jsonl), sorted by name.
-// `root` itself is returned when it is a run folder.
+// `root` itself is returned when it is a run folder. A folder under `root` that is not a run
+// but holds runs — chapter 13's runs/<name>/rank0, rank1, ... — gives those (one level down).
 std::vector<std::string> list_run_dirs(const std::string& root);
 bool is_run_dir(const std::string& dir);
 

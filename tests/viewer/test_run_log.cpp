@@ -274,6 +274,38 @@ TEST_CASE("a run folder with no run.json: named after the folder, events still r
   CHECK(r3.data().scalars.at("train/loss").size() == 1);
 }
 
+TEST_CASE("runs/ holding a data-parallel run: each rank is a run named <run>/rank<k>") {
+  // Chapter 13 writes runs/<name>/rank<k>/; `./lab view` on runs/ must find those ranks
+  // beside the ordinary runs, and name them so that two jobs' rank0 are told apart.
+  TempDir d("ranks");
+  const std::string line = R"({"type":"scalar","step":0,"name":"train/loss","value":2.0})" "\n";
+  fs::create_directories(d.path / "plain");
+  write(d.path / "plain" / "events.jsonl", line);
+  for (const char* job : {"13_mlp_2ranks", "13_gpt_2ranks"})
+    for (const char* rank : {"rank0", "rank1"}) {
+      fs::create_directories(d.path / job / rank);
+      write(d.path / job / rank / "events.jsonl", line);
+    }
+  fs::create_directories(d.path / "empty" / "nothing_here");  // a folder with no runs: nothing
+  fs::create_directories(d.path / "deep" / "a" / "rank0");    // runs two levels down: not looked for
+  write(d.path / "deep" / "a" / "rank0" / "events.jsonl", line);
+  const std::vector<std::string> dirs = list_run_dirs(d.str());
+  std::vector<std::string> names;
+  for (const std::string& dir : dirs) names.push_back(RunReader(dir).data().name);
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"13_gpt_2ranks/rank0", "13_gpt_2ranks/rank1", "13_mlp_2ranks/rank0",
+                                          "13_mlp_2ranks/rank1", "plain"});
+  // Given the job's folder itself, the same ranks and names.
+  names.clear();
+  for (const std::string& dir : list_run_dirs((d.path / "13_mlp_2ranks").string()))
+    names.push_back(RunReader(dir).data().name);
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"13_mlp_2ranks/rank0", "13_mlp_2ranks/rank1"});
+  // A folder merely starting with "rank" keeps its own name.
+  CHECK(RunReader((d.path / "rankings").string()).data().name == "rankings");
+  CHECK(RunReader((d.path / "13_mlp_2ranks" / "rank1" / "").string()).data().name == "13_mlp_2ranks/rank1");
+}
+
 TEST_CASE("a file that shrank (rewritten) is read again from the start") {
   TempDir d("shrink");
   write(d.path / "events.jsonl",

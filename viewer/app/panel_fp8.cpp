@@ -409,7 +409,7 @@ void plot_product(App& app, const std::vector<Shown>& shown, double x0, double x
               "in binades: room for the amax to grow, paid for with precision at the small end.");
 }
 
-// The share of the non-zero values each cast flushed to 0.
+// The share of the non-zero values each cast rounded to 0.
 void plot_underflow(App& app, const std::vector<Shown>& shown, double x0, double x1, ImVec2 size, bool dots) {
   double top = 0;
   for (const Shown& t : shown)
@@ -417,7 +417,7 @@ void plot_underflow(App& app, const std::vector<Shown>& shown, double x0, double
   const double y1 = std::max(0.1, top * 1.15);
   // A little below 0, so a run that never underflows shows its line above the frame.
   PlotFrame f = begin_plot("fp8_underflow", size, x0, x1, -0.06 * y1, y1, "step",
-                           "underflow: % of the non-zero values flushed to 0", step_label,
+                           "underflow: % of the non-zero values rounded to 0", step_label,
                            [](double v) { return fmt::format("{:g}%", v); });
   record(app, "fp8_underflow", f);
   hover(f, shown);
