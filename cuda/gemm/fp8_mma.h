@@ -12,7 +12,7 @@
 // has no FP8 fragments, so this rung speaks PTX: mma.sync.aligned.m16n8k32.row.col.f32.<a>.<b>.f32.
 // Its CPU reference is hg::fp8::gemm_tn (framework/fp8/fp8_gemm.h): exact products, F32 sums
 // (the hardware's order of the sum, and its accumulator width, are not documented: compare
-// with a tolerance, or exactly on small integers whose sums stay below 2^13). Its library
+// with a tolerance, or exactly on small integers whose sums stay within 2^14). Its library
 // reference is cuBLASLt's FP8 GEMM (cuda/gemm/cublaslt_fp8.h).
 #include <cuda_fp8.h>
 

@@ -5,7 +5,8 @@
 //   09_mma_fp8.cu.o       ELF  sm_89
 //   ...
 //
-// One line per image: the archive member (or the file), the kind, the architecture. An ELF
+// One line per image: the archive member (or the file: an object or a linked program), the
+// kind, the architecture. An ELF
 // image (a "cubin") is machine code for exactly one GPU generation (sm_89 runs on sm_89 only);
 // a PTX image is the portable assembly, which the driver compiles at load time for a GPU of
 // that compute capability or newer. A GPU with neither for its kernel gets "no kernel image is
@@ -134,9 +135,11 @@ int main(int argc, char** argv) {
     }
     const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     try {
-      if (!list_archive(bytes)) {
+      if (!list_archive(bytes)) {  // an object file, or a linked program
         const std::string name = argv[i];
-        print(name.substr(name.find_last_of('/') + 1), images_in(bytes, 0, bytes.size()));
+        const std::vector<Image> images = images_in(bytes, 0, bytes.size());
+        if (images.empty()) std::fprintf(stderr, "fatbin_images: no GPU image in '%s'\n", argv[i]);
+        print(name.substr(name.find_last_of('/') + 1), images);
       }
     } catch (const std::exception&) {  // std::stoul on a header that is not a number
       std::fprintf(stderr, "fatbin_images: '%s' starts like an ar archive but a member header is not readable\n", argv[i]);
