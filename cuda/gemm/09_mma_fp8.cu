@@ -1,8 +1,14 @@
 // Rung 09: FP8 on the tensor cores, through PTX. WMMA (rungs 05-08) has no FP8 fragments; the
-// instruction is mma.sync.aligned.m16n8k32 with E4M3 operands and an F32 accumulator, on
-// sm_89 and sm_90:
+// instruction is mma.sync.aligned.m16n8k32 with 8-bit float operands and an F32 accumulator:
 //
-//     d (16x8, F32) = a (16x32, E4M3, row) · b (32x8, E4M3, col) + c (16x8, F32)
+//     d (16x8, F32) = a (16x32, FP8, row) · b (32x8, FP8, col) + c (16x8, F32)
+//
+// Each operand is E4M3 or E5M2, independently (the PTX ISA's .f8type, one for a and one for
+// b): E4M3·E4M3 is the forward GEMM of FP8 training, E5M2·E4M3 the backward GEMMs of the HYBRID
+// recipe (the gradient in E5M2 times a weight or an input in E4M3, lessons/14_fp8), E4M3·E5M2
+// the same with the operands swapped, and E5M2·E5M2 completes the set.
+// The kernel is one template over the two operand types; the only line that depends on them
+// is the instruction, chosen with `if constexpr` (mma_m16n8k32 below).
 //
 // Like rung 05, this is the simplest correct use, not a fast one: one warp per 16 x 8 tile of
 // C, operands straight from global memory. Unlike WMMA, the fragment layout is documented
@@ -14,46 +20,78 @@
 // Four consecutive k of A's row are four consecutive bytes of the row-major A; four
 // consecutive k of B's column are four consecutive bytes of B stored (N, K) — the TN layout
 // every FP8 GEMM takes — so each register is one aligned 32-bit load.
+//
+// Where the instruction runs: sm_89 (Ada: L4, L40, RTX 40xx) executes it on its FP8 tensor
+// cores. sm_90 (Hopper: H100, H200) accepts it, but its FP8 tensor cores are reached only
+// through the warp-group instruction wgmma (sm_90a); for mma.sync the compiler converts the
+// FP8 operands to F16 and uses the F16 tensor cores (NVIDIA's answer in
+// github.com/NVIDIA/cutlass/issues/1986). Same numbers (every FP8 value is exact in F16, and
+// the sum is F32 either way), F16 speed at best: on a Hopper GPU this rung cannot beat the F16
+// rungs. cuBLASLt's FP8 GEMM (cuda/gemm/cublaslt_fp8.h) uses wgmma there.
+//
+// This file is compiled for sm_89 and sm_90 only, whatever HG_CUDA_ARCHS says
+// (cuda/CMakeLists.txt: the hg_cuda_fp8 object library); the launcher refuses an older GPU.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
+#error "09_mma_fp8.cu needs sm_89 or later: cuda/CMakeLists.txt compiles it for 89 and 90 only"
+#endif
+
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "cuda/gemm/fp8_mma.h"
 #include "cuda/runtime/check.h"
 
 namespace hg::cuda::gemm {
 
-// Requires M % 16 == 0, N % 8 == 0, K % 32 == 0.
-__global__ void mma_fp8_kernel(int M, int N, int K, const uint8_t* A, const uint8_t* B, float* C, float scale) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+// One mma.sync: c += a · b, with the operand types in the instruction's name. A PTX string must
+// be a literal, so each of the four pairs spells its own; HG_MMA_M16N8K32 only keeps the
+// (identical) operand list out of the way.
+#define HG_MMA_M16N8K32(ab)                                                                    \
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.f32." ab ".f32 "                            \
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"              \
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                               \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))
+
+template <class TA, class TB>
+__device__ void mma_m16n8k32(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  constexpr bool a_e4m3 = std::is_same_v<TA, __nv_fp8_e4m3>, b_e4m3 = std::is_same_v<TB, __nv_fp8_e4m3>;
+  if constexpr (a_e4m3 && b_e4m3) HG_MMA_M16N8K32("e4m3.e4m3");
+  else if constexpr (a_e4m3) HG_MMA_M16N8K32("e4m3.e5m2");
+  else if constexpr (b_e4m3) HG_MMA_M16N8K32("e5m2.e4m3");
+  else HG_MMA_M16N8K32("e5m2.e5m2");
+}
+#undef HG_MMA_M16N8K32
+
+// Requires M % 16 == 0, N % 8 == 0, K % 32 == 0. A (M, K) and B (N, K) hold FP8 codes, one byte each.
+template <class TA, class TB>
+__global__ void mma_fp8_kernel(int M, int N, int K, const TA* A, const TB* B, float* C, float scale) {
   const int warp = int((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = int(threadIdx.x % 32);
   const int tiles_n = N / 8, tm = warp / tiles_n, tn = warp % tiles_n;
   if (tm * 16 >= M) return;
   const int g = lane / 4, t = lane % 4;
-  const uint8_t* a_lo = A + size_t(tm * 16 + g) * K + 4 * t;      // row g of the tile
-  const uint8_t* a_hi = A + size_t(tm * 16 + g + 8) * K + 4 * t;  // row g + 8
-  const uint8_t* b_col = B + size_t(tn * 8 + g) * K + 4 * t;      // column g of the tile
+  const auto* a_bytes = reinterpret_cast<const uint8_t*>(A);
+  const auto* b_bytes = reinterpret_cast<const uint8_t*>(B);
+  const uint8_t* a_lo = a_bytes + size_t(tm * 16 + g) * K + 4 * t;      // row g of the tile
+  const uint8_t* a_hi = a_bytes + size_t(tm * 16 + g + 8) * K + 4 * t;  // row g + 8
+  const uint8_t* b_col = b_bytes + size_t(tn * 8 + g) * K + 4 * t;      // column g of the tile
   float c[4] = {0, 0, 0, 0};
   for (int k = 0; k < K; k += 32) {
-    const uint32_t a0 = *reinterpret_cast<const uint32_t*>(a_lo + k);
-    const uint32_t a1 = *reinterpret_cast<const uint32_t*>(a_hi + k);
-    const uint32_t a2 = *reinterpret_cast<const uint32_t*>(a_lo + k + 16);
-    const uint32_t a3 = *reinterpret_cast<const uint32_t*>(a_hi + k + 16);
-    const uint32_t b0 = *reinterpret_cast<const uint32_t*>(b_col + k);
-    const uint32_t b1 = *reinterpret_cast<const uint32_t*>(b_col + k + 16);
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
-        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    const uint32_t a[4] = {*reinterpret_cast<const uint32_t*>(a_lo + k), *reinterpret_cast<const uint32_t*>(a_hi + k),
+                           *reinterpret_cast<const uint32_t*>(a_lo + k + 16),
+                           *reinterpret_cast<const uint32_t*>(a_hi + k + 16)};
+    const uint32_t b[2] = {*reinterpret_cast<const uint32_t*>(b_col + k),
+                           *reinterpret_cast<const uint32_t*>(b_col + k + 16)};
+    mma_m16n8k32<TA, TB>(c, a, b);
   }
   for (int i = 0; i < 4; ++i) {
     const int row = tm * 16 + g + 8 * (i / 2), col = tn * 8 + 2 * t + (i % 2);
     C[size_t(row) * N + col] = c[i] * scale;  // the per-tensor scales, once, as an epilogue
   }
-#endif
 }
 
-void gemm_09_mma_fp8_e4m3(int M, int N, int K, const uint8_t* A, const uint8_t* B, float* C, float scale) {
+template <class TA, class TB>
+void gemm_09_mma_fp8(int M, int N, int K, const TA* A, const TB* B, float* C, float scale) {
   if (M <= 0 || N <= 0 || K <= 0 || M % 16 || N % 8 || K % 32)
     throw std::invalid_argument("gemm_09_mma_fp8: needs M a multiple of 16, N of 8 and K of 32 (got " +
                                 std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ")");
@@ -68,8 +106,17 @@ void gemm_09_mma_fp8_e4m3(int M, int N, int K, const uint8_t* A, const uint8_t* 
   const int threads = 128;  // 4 warps a block, each its own tile
   const long long blocks = (warps * 32 + threads - 1) / threads;
   if (blocks > 2147483647LL) throw std::invalid_argument("gemm_09_mma_fp8: too many tiles for one grid");
-  mma_fp8_kernel<<<unsigned(blocks), threads>>>(M, N, K, A, B, C, scale);
+  mma_fp8_kernel<TA, TB><<<unsigned(blocks), threads>>>(M, N, K, A, B, C, scale);
   HG_CUDA_CHECK(cudaGetLastError());
 }
+
+template void gemm_09_mma_fp8<__nv_fp8_e4m3, __nv_fp8_e4m3>(int, int, int, const __nv_fp8_e4m3*,
+                                                            const __nv_fp8_e4m3*, float*, float);
+template void gemm_09_mma_fp8<__nv_fp8_e4m3, __nv_fp8_e5m2>(int, int, int, const __nv_fp8_e4m3*,
+                                                            const __nv_fp8_e5m2*, float*, float);
+template void gemm_09_mma_fp8<__nv_fp8_e5m2, __nv_fp8_e4m3>(int, int, int, const __nv_fp8_e5m2*,
+                                                            const __nv_fp8_e4m3*, float*, float);
+template void gemm_09_mma_fp8<__nv_fp8_e5m2, __nv_fp8_e5m2>(int, int, int, const __nv_fp8_e5m2*,
+                                                            const __nv_fp8_e5m2*, float*, float);
 
 }  // namespace hg::cuda::gemm

@@ -27,6 +27,10 @@
 //   07_wmma_skewed.cu                      06 with skewed shared-memory rows: no bank conflicts
 //   08_wmma_cp_async_double_buffered.cu    07 + cp.async into two shared buffers (sm_80+)
 //
+// Rung 09, FP8 on the tensor cores (mma.sync, sm_89+), takes B stored (N, K) and per-tensor
+// scales like every FP8 GEMM, so it has its own header, cuda/gemm/fp8_mma.h, and its own
+// reference, cuBLASLt's FP8 GEMM (cuda/gemm/cublaslt_fp8.h).
+//
 // Launchers run on the default stream and return without waiting (check errors with
 // hg::cuda::synchronize()). The BF16 and TF32 launchers throw on a GPU older than sm_80. The
 // index math is in cuda/gemm/layout.h.

@@ -1,10 +1,16 @@
 // gemm_ladder: validate, then time, every rung of the GEMM ladder against cuBLAS, for every
-// input format: F32 on the SIMT rungs 01-04, and F16, BF16 and TF32 on the tensor-core rungs
-// 05-08.
+// input format: F32 on the SIMT rungs 01-04, F16, BF16 and TF32 on the tensor-core rungs 05-08,
+// and FP8 on rung 09 against cuBLASLt's FP8 GEMM (sm_89+):
+//   fp8        E4M3·E4M3, the forward GEMM of FP8 training (cuBLASLt also with fast accumulation)
+//   fp8_e5m2   E5M2·E4M3, a backward GEMM of the HYBRID recipe (gradients in E5M2), and
+//              E5M2·E5M2, rung 09 only (cuBLASLt has no E5M2·E5M2 GEMM)
+// The FP8 GEMMs take B stored (N, K) (cuda/gemm/cublaslt_fp8.h: "TN"), and rung 09 needs M, N,
+// K multiples of 16, 8, 32: shapes that are not are skipped for FP8.
 //
 //   ./build/cuda/gemm_ladder                      the full table (square 256..8192 + transformer shapes)
 //   ./build/cuda/gemm_ladder --quick              1000^3 (edges) and 4096^3 only
 //   ./build/cuda/gemm_ladder --shape 4096x4096x4096 --format f16,tf32 --all
+//   ./build/cuda/gemm_ladder --shape 4096x4096x4096 --format f16,bf16,fp8   the FP8 GOAL lines
 //   ./lab bench gemm                              the same, through tests/bench/gemm.sh
 //
 // For every shape, format and kernel, in this order (no number without a validation before it):
@@ -14,10 +20,17 @@
 //      the exact sum of the operands as the format sees them (F16 or BF16 values, F32 rounded
 //      to TF32 with ties away from zero, as the hardware does);
 //   3. timing with CUDA events, after warm-up: GFLOP/s = 2 M N K / time, and % of cuBLAS with
-//      the same types (SGEMM for rungs 01-04; GemmEx with the same inputs for rungs 05-08).
+//      the same types (SGEMM for rungs 01-04; GemmEx with the same inputs for rungs 05-08;
+//      cuBLASLt's FP8 GEMM for rung 09).
+// FP8 inputs are FP8 codes of the same small integers and random values times 2^4 (a power of
+// two, so the scales 2^-4 undo it exactly); the random bound is validate.h's
+// fp8_dot_error_bound (the FP8 accumulator is not documented).
 // A kernel that fails validation gets no timing, and the program exits 1. The GOAL lines at
-// the end compare the best rung of each format with cuBLAS at 4096^3.
+// the end compare the best rung of each format with cuBLAS at 4096^3, rung 09 with the best
+// F16 rung, and cuBLASLt FP8 with cuBLAS BF16.
 // Without a GPU it prints one line and exits 77.
+#include "cuda/gemm/cublaslt_fp8.h"
+#include "cuda/gemm/fp8_mma.h"
 #include "cuda/gemm/ladder.h"
 #include "cuda/gemm/validate.h"
 #include "cuda/runtime/check.h"
@@ -28,6 +41,7 @@
 #include <CLI/CLI.hpp>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -35,6 +49,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -121,6 +136,48 @@ struct Inputs {
   }
 };
 
+// The FP8 inputs of one shape: A (M, K) in TA and B in TB, stored (N, K) for the FP8 GEMMs.
+// The values (small integers, or uniform in [-1, 1]) are cast times 2^4 and the GEMMs multiply
+// by the scales 2^-4 · 2^-4 afterwards: powers of two, so exact, and the same for both input
+// sets (one cuBLASLt plan, whose scale pointers are part of it, serves both). Small integers
+// times 16 stay exact in both formats. A and B hold the operands as the GEMM sees them (code
+// value times scale), B as (K, N) like every other format's, for the reference; A0 and B0 are
+// the same (measure() reads them for cuBLAS TF32 only).
+constexpr float kFp8Scale = 1.0f / 16;
+
+template <class T> const char* fp8_name();
+template <> const char* fp8_name<__nv_fp8_e4m3>() { return "E4M3"; }
+template <> const char* fp8_name<__nv_fp8_e5m2>() { return "E5M2"; }
+
+template <class TA, class TB>
+struct Fp8Inputs {
+  std::vector<float> A, B;
+  const std::vector<float>& A0 = A;
+  const std::vector<float>& B0 = B;
+  Device<TA> dA;  // (M, K) codes
+  Device<TB> dB;  // (N, K) codes
+  Fp8Inputs(const Shape& s, bool small_integers)
+      : A(size_t(s.M) * s.K), B(size_t(s.K) * s.N), dA(A.size()), dB(B.size()) {
+    std::vector<float> a0(A.size()), b0(B.size());  // b0 is (K, N)
+    if (small_integers) { fill_small_integers(a0, 11); fill_small_integers(b0, 12); }
+    else                { fill_uniform(a0, 13);        fill_uniform(b0, 14); }
+    std::vector<TA> a(A.size());
+    std::vector<TB> b(B.size());
+    for (size_t i = 0; i < A.size(); ++i) {
+      a[i] = TA(a0[i] / kFp8Scale);  // round to nearest even, saturating (cuda_fp8.h)
+      A[i] = float(a[i]) * kFp8Scale;
+    }
+    for (int k = 0; k < s.K; ++k)
+      for (int n = 0; n < s.N; ++n) {
+        const TB code(b0[size_t(k) * s.N + n] / kFp8Scale);
+        b[size_t(n) * s.K + k] = code;  // stored (N, K)
+        B[size_t(k) * s.N + n] = float(code) * kFp8Scale;
+      }
+    dA.upload(a);
+    dB.upload(b);
+  }
+};
+
 // Entries checked against the F64 reference: the four corners and 250 pseudo-random ones.
 std::vector<std::pair<int, int>> sample_entries(const Shape& s) {
   std::vector<std::pair<int, int>> e = {{0, 0}, {0, s.N - 1}, {s.M - 1, 0}, {s.M - 1, s.N - 1}};
@@ -130,7 +187,7 @@ std::vector<std::pair<int, int>> sample_entries(const Shape& s) {
 }
 
 // How far a result may be from the exact F64 sum of its reference operands.
-enum class Bound { Exact, F32Sum, TensorCoreSum, TensorCoreSumTf32Inputs };
+enum class Bound { Exact, F32Sum, TensorCoreSum, TensorCoreSumTf32Inputs, Fp8Sum };
 
 // Returns "" when the sampled entries pass, else a description of the first failure.
 std::string check_samples(const std::vector<float>& C, const std::vector<float>& A, const std::vector<float>& B,
@@ -146,6 +203,7 @@ std::string check_samples(const std::vector<float>& C, const std::vector<float>&
       case Bound::TensorCoreSumTf32Inputs:
         allowed += tensor_core_dot_error_bound(s.K, r.abs_sum) + tf32_operand_rounding_bound(r.abs_sum);
         break;
+      case Bound::Fp8Sum: allowed += fp8_dot_error_bound(s.K, r.abs_sum); break;
     }
     if (!(std::fabs(got - r.value) <= allowed)) {
       char buf[240];
@@ -160,7 +218,7 @@ std::string check_equal(const std::vector<float>& got, const std::vector<float>&
   for (size_t i = 0; i < got.size(); ++i)
     if (!(got[i] == want[i])) {
       char buf[240];
-      std::snprintf(buf, sizeof buf, "C[%zu][%zu] = %.9g, cuBLAS %.9g (should be bit-identical)", i / N, i % N,
+      std::snprintf(buf, sizeof buf, "C[%zu][%zu] = %.9g, cuBLAS(Lt) %.9g (should be bit-identical)", i / N, i % N,
                     got[i], want[i]);
       return buf;
     }
@@ -205,11 +263,14 @@ struct Result { double ms = 0; bool valid = false; };
 // The table: validation, timing and printing of one kernel; the best rung per format at 4096^3.
 struct Table {
   cublasHandle_t handle;
+  cublasLtHandle_t lt;          // cuBLASLt, for FP8
+  void* lt_workspace = nullptr;  // kCublasLtWorkspaceBytes on the device
   double target_ms;
   bool all;
   int failures = 0;
   struct Best { std::string rung; double ms = 0, cublas_ms = 0; };
   std::map<std::string, Best> best_4096;  // format -> best rung
+  std::map<std::string, Best> library_4096;  // format -> cuBLAS(Lt) with that format's inputs
 
   // Validates `run` (which writes C from the inputs it is given) and then times it.
   template <class In>
@@ -240,14 +301,19 @@ struct Table {
 
   void print(const Shape& s, const std::string& name, const Result& r, double base_ms) {
     if (!r.valid) return;
-    std::printf("%-24s %-40s %-10s %10.3f %10.0f %8.1f%%\n", s.name.c_str(), name.c_str(), "ok", r.ms,
-                s.flops() / (r.ms * 1e6), base_ms > 0 ? 100.0 * base_ms / r.ms : 0.0);
+    std::printf("%-24s %-40s %-10s %10.3f %10.0f", s.name.c_str(), name.c_str(), "ok", r.ms, s.flops() / (r.ms * 1e6));
+    if (base_ms > 0) std::printf(" %8.1f%%\n", 100.0 * base_ms / r.ms);
+    else std::printf(" %9s\n", "-");  // no library GEMM with these types
   }
 
-  void remember(const Shape& s, const std::string& format, const std::string& rung, const Result& r, double cublas_ms) {
+  void remember(const Shape& s, const std::string& format, const std::string& rung, const Result& r, double cublas_ms,
+                std::map<std::string, Best>& best) {
     if (!r.valid || !s.is_4096()) return;
-    Best& b = best_4096[format];
+    Best& b = best[format];
     if (b.ms == 0 || r.ms < b.ms) b = {rung, r.ms, cublas_ms};
+  }
+  void remember(const Shape& s, const std::string& format, const std::string& rung, const Result& r, double cublas_ms) {
+    remember(s, format, rung, r, cublas_ms, best_4096);
   }
 
   // F32 on the SIMT rungs 01-04, against cublasSgemm.
@@ -290,6 +356,7 @@ struct Table {
     F::cublas(handle, s, ints.dA.p, ints.dB.p, C.p);
     const std::vector<float> gemmex_ints = C.download();
     print(s, cublas_name, gemmex, gemmex.ms);
+    remember(s, F::kName, cublas_name, gemmex, gemmex.ms, library_4096);
     for (const RungTC<T>& rung : kRungsTC<T>) {
       const std::string name = std::string(rung.id) + " " + rung.name + " (" + F::kName + ")";
       const Result r = measure<In>(s, name, C, ints, rnd, &gemmex_ints, Bound::TensorCoreSum,
@@ -297,6 +364,51 @@ struct Table {
       print(s, name, r, gemmex.ms);
       remember(s, F::kName, name, r, gemmex.ms);
     }
+  }
+
+  // Rung 09 with A in TA and B in TB, against cuBLASLt's FP8 GEMM with the same types (and,
+  // for E4M3·E4M3, with fast accumulation too). cuBLASLt has no E5M2·E5M2: that pair is
+  // validated against the F64 reference of the emulated operands alone, and has no % column.
+  template <class TA, class TB>
+  void fp8(const Shape& s) {
+    using In = Fp8Inputs<TA, TB>;
+    In ints(s, true), rnd(s, false);
+    Device<float> C(size_t(s.M) * s.N);
+    const std::string pair = std::string(fp8_name<TA>()) + "·" + fp8_name<TB>();
+    const std::string format = "FP8 " + pair;
+    const bool has_lt = !(std::is_same_v<TA, __nv_fp8_e5m2> && std::is_same_v<TB, __nv_fp8_e5m2>);
+    Device<float> scales(2);  // {scale_a, scale_b} on the device, where cuBLASLt reads them
+    scales.upload({kFp8Scale, kFp8Scale});
+    Result lt_best;
+    std::vector<float> lt_ints;
+    for (bool fast : {false, true}) {
+      if (!has_lt || (fast && !std::is_same_v<TA, __nv_fp8_e4m3>)) continue;  // fast accumulation: the forward GEMM
+      const std::string name = std::string("00 cublasLt FP8 ") + (fast ? "fast-accum " : "") + "(" + pair + ")";
+      std::unique_ptr<CublasLtFp8Gemm> plan;
+      try {
+        plan = std::make_unique<CublasLtFp8Gemm>(lt, s.M, s.N, s.K, fp8_data_type<TA>(), fp8_data_type<TB>(), scales.p,
+                                                 scales.p + 1, lt_workspace, kCublasLtWorkspaceBytes, fast);
+      } catch (const std::exception& e) {  // no algorithm for this GPU, shape or types: say so, go on
+        std::printf("%-24s %-40s %-10s %s\n", s.name.c_str(), name.c_str(), "FAILED", e.what());
+        ++failures;
+        continue;
+      }
+      const Result r = measure<In>(s, name, C, ints, rnd, nullptr, Bound::Fp8Sum,
+                                   [&](const In& in) { plan->run(in.dA.p, in.dB.p, C.p); });
+      if (!fast && r.valid) {
+        plan->run(ints.dA.p, ints.dB.p, C.p);
+        lt_ints = C.download();
+      }
+      print(s, name, r, r.ms);
+      remember(s, format, name, r, r.ms, library_4096);
+      if (r.valid && (!lt_best.valid || r.ms < lt_best.ms)) lt_best = r;
+    }
+    const std::string name = "09 mma_fp8 (" + pair + ")";
+    const float scale = kFp8Scale * kFp8Scale;  // scale_a · scale_b, rung 09's epilogue
+    const Result r = measure<In>(s, name, C, ints, rnd, lt_ints.empty() ? nullptr : &lt_ints, Bound::Fp8Sum,
+                                 [&](const In& in) { gemm_09_mma_fp8(s.M, s.N, s.K, in.dA.p, in.dB.p, C.p, scale); });
+    print(s, name, r, lt_best.valid ? lt_best.ms : 0.0);
+    remember(s, format, name, r, lt_best.valid ? lt_best.ms : 0.0);
   }
 };
 
@@ -314,12 +426,13 @@ int main(int argc, char** argv) {
   CLI::App app{"gemm_ladder: validate, then time, every rung of the GEMM ladder against cuBLAS"};
   bool quick = false, all = false;
   std::vector<std::string> shape_args;
-  std::string formats_arg = "f32,f16,bf16,tf32";
+  std::string formats_arg = "f32,f16,bf16,tf32,fp8,fp8_e5m2";
   double target_ms = 200;
   app.add_flag("--quick", quick, "two shapes only: 1000^3 (edges, padding) and 4096^3 (the GOAL lines)");
   app.add_flag("--all", all, "also time rungs 01-02 above 2*4096^3 flops (slow)");
   app.add_option("--shape", shape_args, "MxNxK (repeatable); replaces the default list");
-  app.add_option("--format", formats_arg, "comma-separated: f32 (SIMT rungs), f16, bf16, tf32 (tensor-core rungs)");
+  app.add_option("--format", formats_arg,
+                 "comma-separated: f32 (SIMT rungs), f16, bf16, tf32 (tensor-core rungs), fp8 (E4M3), fp8_e5m2 (rung 09)");
   app.add_option("--target-ms", target_ms, "time to spend per measurement")->check(CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
@@ -330,8 +443,8 @@ int main(int argc, char** argv) {
 
   const std::vector<std::string> formats = split_list(formats_arg);
   for (const std::string& f : formats)
-    if (f != "f32" && f != "f16" && f != "bf16" && f != "tf32") {
-      std::fprintf(stderr, "gemm_ladder: --format '%s' is not one of f32, f16, bf16, tf32\n", f.c_str());
+    if (f != "f32" && f != "f16" && f != "bf16" && f != "tf32" && f != "fp8" && f != "fp8_e5m2") {
+      std::fprintf(stderr, "gemm_ladder: --format '%s' is not one of f32, f16, bf16, tf32, fp8, fp8_e5m2\n", f.c_str());
       return 2;
     }
   auto wants = [&](const char* f) { return std::find(formats.begin(), formats.end(), f) != formats.end(); };
@@ -363,14 +476,16 @@ int main(int argc, char** argv) {
     return 77;
   }
   const DeviceInfo info = device_info(0);
-  const bool sm80 = info.major >= 8;
+  const bool sm80 = info.major >= 8, sm89 = info.major * 10 + info.minor >= 89;
   std::printf("GPU: %s\n", describe(info).c_str());
   std::printf("C = A·B, row-major, F32 accumulation and output; rungs 01-04 F32 (SIMT); rungs 05-08 tensor cores "
-              "with F16, BF16 or TF32 inputs\n\n");
+              "with F16, BF16 or TF32 inputs; rung 09 tensor cores with FP8 inputs, B stored (N, K), vs cuBLASLt\n\n");
   std::printf("%-24s %-40s %-10s %10s %10s %9s\n", "shape", "kernel", "validated", "ms", "GFLOP/s", "% cuBLAS");
 
   Table table;
   HG_CUBLAS_CHECK(cublasCreate(&table.handle));  // created here, where the reader sees it, and destroyed at the end
+  HG_CUBLAS_CHECK(cublasLtCreate(&table.lt));
+  table.lt_workspace = device_malloc(kCublasLtWorkspaceBytes);
   table.target_ms = target_ms;
   table.all = all;
   for (const Shape& s : shapes) {
@@ -381,8 +496,23 @@ int main(int argc, char** argv) {
         std::printf("%-24s %-40s %-10s (needs sm_80+; this GPU is sm_%d%d)\n", s.name.c_str(), f, "-", info.major, info.minor);
     if (wants("bf16") && sm80) table.tensor_cores<__nv_bfloat16>(s);
     if (wants("tf32") && sm80) table.tensor_cores<float>(s);
+    for (const char* f : {"fp8", "fp8_e5m2"}) {
+      if (!wants(f)) continue;
+      if (!sm89)
+        std::printf("%-24s %-40s %-10s (needs sm_89+; this GPU is sm_%d%d)\n", s.name.c_str(), f, "-", info.major, info.minor);
+      else if (s.M % 16 || s.N % 8 || s.K % 32)
+        std::printf("%-24s %-40s %-10s (rung 09 needs M, N, K multiples of 16, 8, 32)\n", s.name.c_str(), f, "-");
+      else if (f == std::string("fp8"))
+        table.fp8<__nv_fp8_e4m3, __nv_fp8_e4m3>(s);
+      else {
+        table.fp8<__nv_fp8_e5m2, __nv_fp8_e4m3>(s);
+        table.fp8<__nv_fp8_e5m2, __nv_fp8_e5m2>(s);
+      }
+    }
     std::printf("\n");
   }
+  device_free(table.lt_workspace);
+  HG_CUBLAS_CHECK(cublasLtDestroy(table.lt));
   HG_CUBLAS_CHECK(cublasDestroy(table.handle));
 
   // The goals of the project's plan for an H200 (one run, ratios at 4096^3).
@@ -394,6 +524,30 @@ int main(int argc, char** argv) {
     std::printf("GOAL 4096^3 %-10s best rung %-40s %5.1f%% of cuBLAS (goal >= %.0f%%): %s\n", format,
                 it->second.rung.c_str(), pct, goal, pct >= goal ? "met" : "NOT MET");
   }
+  // The FP8 goals are ratios of throughputs (time of the other / time of the FP8 GEMM), from
+  // this run only: the other side must have run at 4096^3 too.
+  auto ratio_goal = [&](const char* what, const std::map<std::string, Table::Best>& fp8_side, const char* fp8_format,
+                        const std::map<std::string, Table::Best>& other_side, const char* other_format, double goal,
+                        const char* goal_text, const char* formats_needed) {
+    const auto f = fp8_side.find(fp8_format), o = other_side.find(other_format);
+    if (f == fp8_side.end() || o == other_side.end()) {
+      std::printf("GOAL 4096^3 %s: not measured in this run (needs 4096^3 with --format %s on sm_89+)\n", what,
+                  formats_needed);
+      return;
+    }
+    const double r = o->second.ms / f->second.ms;
+    std::printf("GOAL 4096^3 %s: %s / %s = %.2fx (goal %s): %s\n", what, f->second.rung.c_str(),
+                o->second.rung.c_str(), r, goal_text, r >= goal ? "met" : "NOT MET");
+  };
+  if (wants("fp8")) {
+    ratio_goal("FP8 rung vs best F16 rung", table.best_4096, "FP8 E4M3·E4M3", table.best_4096, "F16", 1.5,
+               ">= 1.5x", "fp8,f16");
+    ratio_goal("cuBLASLt FP8 vs cuBLAS BF16", table.library_4096, "FP8 E4M3·E4M3", table.library_4096, "BF16", 1.8,
+               "about 2x: >= 1.8x", "fp8,bf16");
+  }
+  if (info.major == 9 && table.best_4096.count("FP8 E4M3·E4M3"))
+    std::printf("NOTE sm_90 has no FP8 mma.sync: the compiler converts rung 09's operands to F16 and uses the F16 "
+                "tensor cores (cuBLASLt reaches the FP8 ones through wgmma), so rung 09 cannot beat the F16 rungs here\n");
   std::printf("%s\n", table.failures == 0 ? "all kernels validated before timing"
                                           : "SOME KERNELS FAILED VALIDATION (no timing shown for them)");
   return table.failures == 0 ? 0 : 1;

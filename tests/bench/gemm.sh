@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ./lab bench gemm [FLAGS]  — the GEMM ladder table: every rung validated, then timed, vs cuBLAS.
-#   FLAGS go to gemm_ladder: --quick, --all, --shape MxNxK (repeatable), --target-ms MS.
+#   FLAGS go to gemm_ladder: --quick, --all, --shape MxNxK (repeatable), --target-ms MS,
+#   --format f32,f16,bf16,tf32,fp8,fp8_e5m2 (the default: all; fp8 needs sm_89+).
 # Needs a CUDA build and a GPU. Without a GPU this prints why and exits 1: nothing is measured.
 set -uo pipefail
 BUILD="${1:?usage: tests/bench/gemm.sh BUILD_DIR [gemm_ladder flags]}"

@@ -20,8 +20,8 @@
 #   tests      every GPU test binary (kernels and engine vs the CPU, bit-exact cases);
 #              a failing binary is run again with CUDA_LAUNCH_BLOCKING=1, so that a
 #              kernel fault is reported at the launch that caused it                  120 s
-#   ladder     the GEMM ladder, every rung in F32, F16, BF16, TF32 vs cuBLAS
-#              (--quick: 1000^3 and 4096^3 only)                                      150 s (60 s)
+#   ladder     the GEMM ladder, every rung in F32, F16, BF16, TF32 vs cuBLAS, and rung 09
+#              in FP8 vs cuBLASLt (--quick: 1000^3 and 4096^3 only)                   150 s (60 s)
 #   memcheck   compute-sanitizer --tool memcheck over the GPU test binaries (small
 #              shapes: HG_GPU_TEST_SMALL=1); a binary that runs out of time is
 #              reported, not failed                                                   100 s
@@ -202,7 +202,7 @@ if [ $QUICK -eq 1 ]; then
 else
   step ladder "$OUTDIR/ladder.log" 150 "$BIN/gemm_ladder" --target-ms 50
 fi
-grep -E '^(GPU|GOAL)|FAILED|validated' "$OUTDIR/ladder.log" | note
+grep -E '^(GPU|GOAL|NOTE)|FAILED|validated' "$OUTDIR/ladder.log" | note
 
 [ $QUICK -eq 1 ] && finish
 

@@ -12,8 +12,13 @@
 // Then the rounding itself: the device's wmma::__float_to_tf32 against round_to_tf32_rna on
 // ties and their neighbours, and a TF32 product whose inputs are ties (A · I = round(A)).
 // On a GPU older than sm_80 the BF16 and TF32 launchers must refuse with a message.
+// Rung 09 (FP8, cuda/gemm/fp8_mma.h) takes B stored (N, K) and whole tiles: on the small-integer
+// inputs of the shapes that fit (M, N, K multiples of 16, 8, 32; the values are exact in E4M3
+// and E5M2), every pair of FP8 formats must give the exact sum too, bit for bit (sm_89+; its
+// own test, tests/gpu/test_fp8_mma.cpp, has the random inputs and cuBLASLt).
 #include "tests/gpu/gpu_test.h"
 
+#include "cuda/gemm/fp8_mma.h"
 #include "cuda/gemm/ladder.h"
 #include "cuda/gemm/validate.h"
 #include "cuda/runtime/check.h"
@@ -24,6 +29,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <mma.h>
 
 #include <cmath>
@@ -155,7 +161,26 @@ void check_format(hg::test::Checker& t, cublasHandle_t handle, Shape s, bool int
   }
 }
 
-void check_shape(hg::test::Checker& t, cublasHandle_t handle, Shape s, bool include_slow, bool sm80) {
+// Rung 09 with A in TA and B in TB on small integers: the exact sum, bit for bit.
+template <class TA, class TB>
+void check_fp8_rung(hg::test::Checker& t, Shape s, const std::vector<float>& A, const std::vector<float>& B,
+                    const std::vector<float>& exact) {
+  std::vector<TA> a(A.size());
+  std::vector<TB> bt(B.size());  // B transposed: (N, K)
+  for (size_t i = 0; i < A.size(); ++i) a[i] = TA(A[i]);
+  for (int k = 0; k < s.K; ++k)
+    for (int n = 0; n < s.N; ++n) bt[size_t(n) * s.K + k] = TB(B[size_t(k) * s.N + n]);
+  DeviceBuffer<TA> dA(a);
+  DeviceBuffer<TB> dB(bt);
+  DeviceBuffer<float> dC(size_t(s.M) * s.N);
+  HG_CUDA_CHECK(cudaMemset(dC.ptr, 0xFF, dC.n * sizeof(float)));  // NaN: a missed entry shows
+  gemm_09_mma_fp8(s.M, s.N, s.K, dA.ptr, dB.ptr, dC.ptr, 1.0f);
+  const char* fa = std::is_same_v<TA, __nv_fp8_e4m3> ? "E4M3" : "E5M2";
+  const char* fb = std::is_same_v<TB, __nv_fp8_e4m3> ? "E4M3" : "E5M2";
+  t.exact(label("09", "mma_fp8", (std::string(fa) + "·" + fb).c_str(), s, "small-int"), dC.to_host(), exact, s.N);
+}
+
+void check_shape(hg::test::Checker& t, cublasHandle_t handle, Shape s, bool include_slow, bool sm80, bool sm89) {
   for (int input = 0; input < 2; ++input) {
     const bool ints = input == 0;
     const char* in_name = ints ? "small-int" : "random";
@@ -180,6 +205,12 @@ void check_shape(hg::test::Checker& t, cublasHandle_t handle, Shape s, bool incl
       HG_CUDA_CHECK(cudaMemset(dC.ptr, 0xFF, dC.n * sizeof(float)));  // NaN: a missed entry shows
       r.run(s.M, s.N, s.K, dA.ptr, dB.ptr, dC.ptr);
       check32(r.id, r.name, dC.to_host());
+    }
+    if (ints && sm89 && s.M % 16 == 0 && s.N % 8 == 0 && s.K % 32 == 0) {
+      check_fp8_rung<__nv_fp8_e4m3, __nv_fp8_e4m3>(t, s, A, B, ref.value);
+      check_fp8_rung<__nv_fp8_e4m3, __nv_fp8_e5m2>(t, s, A, B, ref.value);
+      check_fp8_rung<__nv_fp8_e5m2, __nv_fp8_e4m3>(t, s, A, B, ref.value);
+      check_fp8_rung<__nv_fp8_e5m2, __nv_fp8_e5m2>(t, s, A, B, ref.value);
     }
     check_format<__half>(t, handle, s, ints, A, B, sm80);
     check_format<__nv_bfloat16>(t, handle, s, ints, A, B, sm80);
@@ -245,14 +276,15 @@ void check_tf32_rounding(hg::test::Checker& t) {
 void run(hg::test::Checker& t) {
   cublasHandle_t handle;
   HG_CUBLAS_CHECK(cublasCreate(&handle));
-  const bool sm80 = hg::cuda::device_info(0).major >= 8;
+  const hg::cuda::DeviceInfo info = hg::cuda::device_info(0);
+  const bool sm80 = info.major >= 8, sm89 = info.major * 10 + info.minor >= 89;
   const Shape shapes[] = {{1, 1, 1}, {7, 13, 5}, {33, 17, 129}, {127, 129, 65},
                           {128, 128, 32}, {256, 256, 256}, {300, 200, 100}, {64, 520, 1000}};
   for (Shape s : shapes) {
     if (hg::test::small_run() && s.M * s.N * s.K > 300 * 200 * 100) continue;  // under memcheck
-    check_shape(t, handle, s, /*include_slow=*/true, sm80);
+    check_shape(t, handle, s, /*include_slow=*/true, sm80, sm89);
   }
-  if (!hg::test::small_run()) check_shape(t, handle, {640, 384, 512}, /*include_slow=*/false, sm80);
+  if (!hg::test::small_run()) check_shape(t, handle, {640, 384, 512}, /*include_slow=*/false, sm80, sm89);
   if (sm80) check_tf32_rounding(t);
   else t.expect("TF32 rounding on the GPU", true, "skipped: needs sm_80+");
   HG_CUBLAS_CHECK(cublasDestroy(handle));
