@@ -143,6 +143,11 @@ std::string fmt_line(const char* f, ...) {
   return buf;
 }
 
+// A global batch of B over N ranks: "32" per rank, or "5 or 6" when N does not divide B.
+std::string share_text(int64_t B, int N) {
+  return B % N == 0 ? fmt_line("%lld", (long long)(B / N)) : fmt_line("%lld or %lld", (long long)(B / N), (long long)(B / N + 1));
+}
+
 std::vector<float> values(const std::vector<Tensor>& ts) {
   std::vector<float> v;
   for (const Tensor& t : ts) {
@@ -427,7 +432,7 @@ struct Memory {
   std::vector<int64_t> dp, zero;  // bytes, per rank
 };
 
-std::vector<int64_t> per_rank(Communicator& comm, int64_t bytes) {
+std::vector<int64_t> gather_bytes(Communicator& comm, int64_t bytes) {
   std::vector<int64_t> out;
   for (const std::string& line : comm.gather_text(std::to_string(bytes))) out.push_back(std::stoll(line));
   return out;
@@ -435,9 +440,9 @@ std::vector<int64_t> per_rank(Communicator& comm, int64_t bytes) {
 
 Memory run_checks(Communicator& comm, const CheckSetup& c) {
   const int N = comm.world_size();
-  say("== 3. checked: %d rank(s) against one process (%s, %d steps, global batch %lld%s = %d x %lld) ==\n", N,
+  say("== 3. checked: %d rank(s) against one process (%s, %d steps, global batch %lld%s = %d x %s) ==\n", N,
       c.task.model.c_str(), c.steps, (long long)c.batch, c.task.is_gpt() ? " sequences" : "", N,
-      (long long)(c.batch / N));
+      share_text(c.batch, N).c_str());
   std::vector<float> acc, whole;
   if (comm.rank() == 0) {
     acc = one_process_accumulating(c, N, Opt::SGD);
@@ -469,8 +474,8 @@ Memory run_checks(Communicator& comm, const CheckSetup& c) {
   }
   say("\n");
   Memory mem;
-  mem.dp = per_rank(comm, dp.optimizer_bytes);
-  mem.zero = per_rank(comm, z.optimizer_bytes);
+  mem.dp = gather_bytes(comm, dp.optimizer_bytes);
+  mem.zero = gather_bytes(comm, z.optimizer_bytes);
   return mem;
 }
 
@@ -1046,17 +1051,17 @@ int main(int argc, char** argv) {
     const std::string accumulated = fl.accumulate > 1 ? fmt_line(" x %d accumulated", fl.accumulate) : "";
     if (gpt)
       say("== 4. training gpt on %d rank(s): %s, %lld characters, vocabulary %lld; %s\n"
-          "   global batch %lld sequences x %lld tokens (%lld per rank)%s, %lld steps, %s lr %g (warmup %lld, cosine "
+          "   global batch %lld sequences x %lld tokens (%s per rank)%s, %lld steps, %s lr %g (warmup %lld, cosine "
           "to %g), wd %g, clip %g, %s, %s ==\n",
           comm->world_size(), corpus.source.c_str(), (long long)corpus.num_chars, (long long)corpus.vocab_size(),
           task.gpt.str().c_str(), (long long)f.batch_size, (long long)task.gpt.block_size,
-          (long long)(f.batch_size / comm->world_size()), accumulated.c_str(), (long long)fl.steps,
+          share_text(f.batch_size, comm->world_size()).c_str(), accumulated.c_str(), (long long)fl.steps,
           fl.zero ? "ZeRO-1 AdamW" : "AdamW", f.lr, (long long)fl.warmup, f.lr * 0.1, f.weight_decay, fl.grad_clip,
           fl.precision.c_str(), order);
     else
-      say("== 4. training %s on %d rank(s): %lld images, global batch %lld (%lld per rank)%s, %s, %s, %s ==\n",
+      say("== 4. training %s on %d rank(s): %lld images, global batch %lld (%s per rank)%s, %s, %s, %s ==\n",
           f.model.c_str(), comm->world_size(), (long long)train_ds.n, (long long)f.batch_size,
-          (long long)(f.batch_size / comm->world_size()), accumulated.c_str(),
+          share_text(f.batch_size, comm->world_size()).c_str(), accumulated.c_str(),
           fl.zero ? "ZeRO-1 AdamW" : fl.optimizer.c_str(), fl.precision.c_str(), order);
     const TrainResult r = gpt ? train_gpt(*comm, fl, task, device) : train(*comm, fl, task, device, epochs, test_ds);
     if (r.diverged) return hg::train::kExitDiverged;  // every rank: each said why on stderr
@@ -1073,7 +1078,7 @@ int main(int argc, char** argv) {
       rows.push_back({"section 3, DP AdamW: m and v", "8 Psi", memory.dp, 8 * psi});
       rows.push_back({"section 3, ZeRO-1 AdamW: master, m, v", "12 ceil(Psi/N)", memory.zero, 12 * ((psi + N - 1) / N)});
     }
-    rows.push_back(training_row(fl, psi, N, per_rank(*comm, r.optimizer_bytes)));
+    rows.push_back(training_row(fl, psi, N, gather_bytes(*comm, r.optimizer_bytes)));
     show_memory(rows, psi, N);
     if (gpt) {
       hg::Generator gen(4);
