@@ -52,6 +52,41 @@ double DistributedSampler::loss_weight(int64_t epoch, int64_t step) const {
   return double(world_) * double(b) / double(B);
 }
 
+DistributedTextSampler::DistributedTextSampler(const std::vector<int32_t>& tokens, int64_t batch_size, int64_t T,
+                                               int rank, int world_size, uint64_t seed)
+    : tokens_(tokens), batch_(batch_size), T_(T), rank_(rank), world_(world_size), seed_(seed) {
+  if (world_size < 1 || rank < 0 || rank >= world_size)
+    throw std::invalid_argument(fmt::format("DistributedTextSampler: rank {} of {} is not a rank", rank, world_size));
+  if (batch_size < world_size)
+    throw std::invalid_argument(fmt::format(
+        "DistributedTextSampler: the global batch ({} sequences) must hold at least one sequence per rank ({} ranks)",
+        batch_size, world_size));
+  if (T < 1 || int64_t(tokens.size()) < T + 1)
+    throw std::invalid_argument(fmt::format("DistributedTextSampler: {} tokens cannot hold a window of T + 1 = {}",
+                                            tokens.size(), T + 1));
+}
+
+int64_t DistributedTextSampler::rank_batch_size() const { return (batch_ - rank_ + world_ - 1) / world_; }
+
+double DistributedTextSampler::loss_weight() const {
+  return double(world_) * double(rank_batch_size()) / double(batch_);
+}
+
+data::TokenBatch DistributedTextSampler::batch(int64_t step) const {
+  // Every rank draws the whole global batch (B windows: cheap, a copy of B·T ids) and keeps
+  // every N-th window, starting at its rank.
+  const data::TokenBatch global = data::random_batch(tokens_, batch_, T_, seed_, step);
+  data::TokenBatch mine;
+  mine.T = T_;
+  for (int64_t i = rank_; i < batch_; i += world_) {
+    mine.x.insert(mine.x.end(), global.x.begin() + i * T_, global.x.begin() + (i + 1) * T_);
+    mine.y.insert(mine.y.end(), global.y.begin() + i * T_, global.y.begin() + (i + 1) * T_);
+    mine.starts.push_back(global.starts[size_t(i)]);
+    ++mine.B;
+  }
+  return mine;
+}
+
 Batch make_batch(const data::ImageDataset& ds, const std::vector<int64_t>& indices) {
   Batch out;
   const int64_t B = int64_t(indices.size()), D = ds.image_size();  // D = C·H·W

@@ -21,10 +21,21 @@
 // that makes it so for any split: weighted, the ranks' average is the global mean exactly
 // (the weight is 1 whenever the split is even). A rank with no example in a step
 // (b_k = 0) still takes part in the step's allreduce, with zero gradients.
+//
+// Text (chapter 12's GPT). There are no epochs: global batch s is random_batch(tokens, B, T,
+// seed, s) (datasets/text.h), B windows drawn by a generator seeded with (seed, s) alone, so
+// every rank draws the same B windows without a message. DistributedTextSampler deals them as
+// the images are dealt: rank k takes windows k, k+N, k+2N, ... of each global batch, so each
+// window is trained on by exactly one rank, and loss_weight() is the same N·b_k / B.
+//
+//   global batch s      w0 w1 w2 w3 w4 w5 w6                          B = 7, N = 2
+//   rank 0              w0    w2    w4    w6       4 windows, weight 2·4/7
+//   rank 1                 w1    w3    w5          3 windows, weight 2·3/7
 #include <cstdint>
 #include <vector>
 
 #include "datasets/image_dataset.h"
+#include "datasets/text.h"
 #include "framework/data/loader.h"
 
 namespace hg::dist {
@@ -54,6 +65,29 @@ class DistributedSampler {
   bool shuffle_;
   mutable int64_t cached_epoch_ = -1;  // the permutation of the last epoch asked for
   mutable std::vector<int64_t> cached_order_;
+};
+
+class DistributedTextSampler {
+ public:
+  // Windows of T + 1 tokens from `tokens` (kept by reference: it must outlive the sampler),
+  // global batch `batch_size` windows (all ranks together), this rank of world_size.
+  DistributedTextSampler(const std::vector<int32_t>& tokens, int64_t batch_size, int64_t T, int rank,
+                         int world_size, uint64_t seed);
+
+  // This rank's windows of global batch `step`, in their order in it: b_k × T inputs and targets.
+  data::TokenBatch batch(int64_t step) const;
+  int64_t rank_batch_size() const;  // b_k: ⌈(B − k) / N⌉, the same every step
+  double loss_weight() const;       // N·b_k / B (1 when N divides B)
+
+  int rank() const { return rank_; }
+  int world_size() const { return world_; }
+  int64_t batch_size() const { return batch_; }
+
+ private:
+  const std::vector<int32_t>& tokens_;
+  int64_t batch_, T_;
+  int rank_, world_;
+  uint64_t seed_;
 };
 
 // A batch of the given dataset indices, as the DataLoader makes one: images (b, C, H, W)

@@ -1,10 +1,14 @@
 #include "framework/dist/zero.h"
 
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "framework/amp/unscale.h"
 #include "framework/autograd/grad_mode.h"
+#include "framework/memory/accountant.h"
 #include "framework/ops/elementwise.h"
 
 namespace hg::dist {
@@ -30,7 +34,13 @@ ZeroAdamW::ZeroAdamW(std::vector<Tensor> params, Communicator& comm, optim::Adam
   Tensor flat = Tensor::zeros({N * shard_}, DType::F32, params_[0].device());  // (N·c)
   copy_params_to(flat);
   const Range mine = shard();
-  master_ = flat.slice(mine.begin, mine.end).clone();  // (c)
+  {  // the master shard is optimizer state (the ZeRO paper's 12 bytes: 4 of them are this copy);
+     // `flat` above is a temporary. AdamW makes m and v at its first step, also as optimizer
+     // state (Optimizer::state_for): 12·c bytes in all, which memory() reports and the
+     // accountant counts.
+    memory::TagScope scope(memory::Tag::OptimizerState);
+    master_ = flat.slice(mine.begin, mine.end).clone();  // (c)
+  }
   master_.requires_grad_(true);
   optimizer_ = std::make_unique<optim::AdamW>(std::vector<Tensor>{master_}, options);
 }
@@ -72,6 +82,19 @@ void ZeroAdamW::reduce_gradients() {
 }
 
 optim::Optimizer& ZeroAdamW::optimizer() { return *optimizer_; }
+
+// ‖g‖² is a sum over every element, and each rank holds the averaged gradient of its shard
+// only: the ranks' partial sums of squares are added (one allreduce of one number), then each
+// rank scales its shard by the same factor. The padding is zeros and adds nothing.
+double ZeroAdamW::clip_grad_norm_(double max_norm) {
+  const double mine = amp::clip_grad_norm_({master_}, std::numeric_limits<double>::infinity());  // measures only
+  const double norm = std::sqrt(comm_.allreduce_sum(mine * mine));
+  if (!std::isfinite(norm) || norm <= max_norm) return norm;
+  NoGradGuard no_grad;
+  Tensor g = master_.grad();
+  mul_(g, max_norm / (norm + 1e-6));  // the factor of amp::clip_grad_norm_
+  return norm;
+}
 
 // 3. Each rank's updated shard, in the parameters' dtype, gathered into every rank's
 // parameters.

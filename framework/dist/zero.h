@@ -32,6 +32,17 @@
 //   scaler.update();
 //   zero.gather_parameters();                       // unchanged weights if the step was skipped
 //
+// Gradient clipping needs the norm of the whole averaged gradient, of which each rank holds a
+// shard: clip_grad_norm_ (after reduce_gradients and unscaling) adds the ranks' sums of
+// squares in one allreduce.
+//
+// Memory, counted by the accountant (framework/memory/accountant.h): the master shard is
+// made under a TagScope(OptimizerState), and AdamW makes m and v (F32, c elements each) as
+// optimizer state at its first step. So after the first step the accountant's
+// OptimizerState bytes of this rank grow by exactly 12·c = 12·⌈Ψ/N⌉ (4·c before it), the
+// padding included; the shard's .grad is a Gradient, and the flat buffers of the
+// collectives are temporaries.
+//
 // The shard is one tensor to AdamW, so it steps every element every step: a parameter without
 // a gradient counts as zeros (its m and v still decay), where plain AdamW would skip it. The
 // two agree bit for bit when every parameter has a gradient in every step, as in every
@@ -64,6 +75,7 @@ class ZeroAdamW {
   void zero_grad();
   void reduce_gradients();        // 1.
   optim::Optimizer& optimizer();  // 2. the shard's AdamW
+  double clip_grad_norm_(double max_norm);  // between 1 and 2: the global norm (one allreduce), as amp's
   void gather_parameters();       // 3.
   void step();                    // 1, 2 and 3
 

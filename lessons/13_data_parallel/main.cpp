@@ -10,8 +10,11 @@
 //   2. allreduce by hand: the ring, its traffic 2(N−1)/N, against MPI_Allreduce; the bits
 //   3. checked: N ranks = one process (bit for bit in rank order), ZeRO-1 = DP, the scaler
 //   4. training: DDP (or ZeRO-1 with --zero) on FashionMNIST, buckets, no_sync, time in
-//      communication, per-rank run logs, checkpoints by rank 0
-//   5. memory: the optimizer state per rank, DP against ZeRO-1 (12Ψ/N)
+//      communication, per-rank run logs, checkpoints by rank 0; or (--model gpt) chapter 12's
+//      GPT on text, each rank on its share of every global batch of sequences, AdamW with
+//      warmup and cosine, clipping, and the validation loss at the end
+//   5. memory: the optimizer state per rank as the memory accountant counts it, DP against
+//      ZeRO-1 (12·⌈Ψ/N⌉)
 //   6. tensor parallel: a Linear split by columns and by rows
 //   7. pipeline parallel: the bubble of a simulated GPipe schedule
 //
@@ -20,10 +23,11 @@
 // their next allreduce.
 //
 // What changed from chapter 11: no new number format; the training loop gains a sampler, a
-// DDP wrapper whose backward() averages the gradients, and a communicator.
+// DDP wrapper whose backward() averages the gradients, and a communicator. Chapter 12's GPT
+// (--model gpt) trains as chapter 12 trains it, with the same three additions.
 //
-// Sections: 0. flags   1. job   2. ring   3. checks   4. train   5. memory   6. tensor parallel
-//           7. pipeline   8. main
+// Sections: 0. flags   1. job   2. ring   3. checks   4. train (images)   4b. train (the GPT)
+//           5. memory   6. tensor parallel   7. pipeline   8. main
 #include <CLI/CLI.hpp>
 
 #include <omp.h>
@@ -43,8 +47,10 @@
 
 #include "datasets/fashion_mnist.h"
 #include "datasets/paths.h"
+#include "datasets/text.h"
 #include "framework/amp/autocast.h"
 #include "framework/amp/grad_scaler.h"
+#include "framework/amp/unscale.h"
 #include "framework/autograd/grad_mode.h"
 #include "framework/dist/communicator.h"
 #include "framework/dist/ddp.h"
@@ -53,9 +59,12 @@
 #include "framework/dist/sampler.h"
 #include "framework/dist/zero.h"
 #include "framework/io/run_log.h"
+#include "framework/memory/accountant.h"
+#include "framework/nn/models/gpt.h"
 #include "framework/nn/models/models.h"
 #include "framework/ops/ops.h"
 #include "framework/optim/adam.h"
+#include "framework/optim/lr_schedule.h"
 #include "framework/optim/sgd.h"
 #include "framework/train/checkpoint.h"
 #include "framework/train/cli.h"
@@ -85,7 +94,18 @@ struct Flags {
   int fail_rank = -1;
   int64_t fail_at_step = -1;
   std::string fail_how = "throw";  // throw | kill
+  // --model gpt: chapter 12's GPT, small enough for 2 ranks on 2 cores to train in seconds.
+  hg::nn::GPTConfig gpt;           // set in main(): chapter 12's width and context, half its depth
+  std::string text;                // a UTF-8 text file; "" = the fortunes corpus
+  int64_t steps = 300;             // optimizer steps (the GPT has no epochs: random windows)
+  int64_t warmup = 20;             // linear warmup, then cosine to lr / 10 (chapter 12's schedule)
+  double grad_clip = 1.0;          // the global gradient norm's cap (0: none)
+  int64_t eval_batches = 8;        // validation batches of --batch-size sequences at the end
 };
+
+// The validation batches are chapter 12's (the same seed), so the two chapters' validation
+// losses are measured on the same text.
+constexpr uint64_t kValSeed = 0x5eed0f7a1;
 
 // What a checkpoint records and --resume checks (framework/train/resume.h): the flags that
 // decide which batches the run sees and what each step does. The number of ranks is not one
@@ -121,6 +141,11 @@ std::string fmt_line(const char* f, ...) {
   std::vsnprintf(buf, sizeof buf, f, ap);
   va_end(ap);
   return buf;
+}
+
+// A global batch of B over N ranks: "32" per rank, or "5 or 6" when N does not divide B.
+std::string share_text(int64_t B, int N) {
+  return B % N == 0 ? fmt_line("%lld", (long long)(B / N)) : fmt_line("%lld or %lld", (long long)(B / N), (long long)(B / N + 1));
 }
 
 std::vector<float> values(const std::vector<Tensor>& ts) {
@@ -205,11 +230,81 @@ void show_ring(Communicator& comm, double mb) {
 
 // ---- 3. checks: N ranks against one process ---------------------------------------------------
 // The same few steps trained four ways; every rank runs the data-parallel ones, rank 0 also the
-// single-process references (its ranks' micro-batches are the same images the others use).
+// single-process references (its ranks' micro-batches are the same examples the others use).
+
+// What the chapter trains: the MLP or SmallCNN on FashionMNIST images, or chapter 12's GPT on
+// windows of text.
+struct Task {
+  std::string model;                               // mlp | smallcnn | gpt
+  const hg::data::ImageDataset* images = nullptr;  // the image models' training set
+  const hg::data::TextCorpus* text = nullptr;      // the GPT's corpus
+  hg::nn::GPTConfig gpt;                           // the GPT's shape, vocabulary included
+  bool is_gpt() const { return text != nullptr; }
+};
+
+// A model of the task, the same for the same seed. The GPT keeps a reference to the generator
+// that made it (its dropout draws from it), so the generator lives beside it.
+struct Model {
+  std::unique_ptr<hg::Generator> gen;
+  hg::nn::ModulePtr net;
+  hg::nn::GPT* gpt = nullptr;  // net, when it is the GPT
+};
+
+Model fresh_model(const Task& t, uint64_t seed) {
+  Model m;
+  m.gen = std::make_unique<hg::Generator>(seed);
+  if (t.is_gpt()) {
+    auto gpt = std::make_shared<hg::nn::GPT>(t.gpt, *m.gen);
+    m.gpt = gpt.get();
+    m.net = gpt;
+  } else {
+    m.net = hg::nn::make_model(t.model, *m.gen);
+  }
+  return m;
+}
+
+// Deals the global batches to one rank (sampler.h): images by the DistributedSampler (an
+// epoch's shuffled order), text windows by the DistributedTextSampler (global batch s is
+// random_batch(train, B, T, seed, s); no epochs).
+struct RankSampler {
+  std::unique_ptr<hg::dist::DistributedSampler> images;
+  std::unique_ptr<hg::dist::DistributedTextSampler> text;
+};
+
+RankSampler make_sampler(const Task& t, int64_t batch, int rank, int world_size, uint64_t seed) {
+  RankSampler s;
+  if (t.is_gpt())
+    s.text = std::make_unique<hg::dist::DistributedTextSampler>(t.text->train, batch, t.gpt.block_size, rank,
+                                                                 world_size, seed);
+  else
+    s.images = std::make_unique<hg::dist::DistributedSampler>(t.images->n, batch, rank, world_size, seed);
+  return s;
+}
+
+// One rank's share of a step: its mean loss times the sampler's weight and `scale`
+// (undefined: no example). `step` counts global batches; `epoch` is the images' only.
+Tensor rank_loss(Model& m, const Task& t, const RankSampler& s, int64_t epoch, int64_t step, double scale = 1.0,
+                 DType autocast = DType::F32, hg::Device device = hg::Device::CPU) {
+  hg::amp::Autocast ac(autocast, autocast != DType::F32);
+  Tensor loss;
+  double w = 1.0;
+  if (t.is_gpt()) {
+    const hg::data::TokenBatch b = s.text->batch(step);  // (b_k, T) windows
+    loss = hg::nn::GPT::loss(m.gpt->forward(b.x, b.B, b.T), b.y);
+    w = s.text->loss_weight();
+  } else {
+    const hg::Batch b = hg::dist::make_batch(*t.images, s.images->indices(epoch, step));
+    if (b.size() == 0) return Tensor();
+    loss = hg::cross_entropy((*m.net)(b.images.to(device)), b.labels);
+    w = s.images->loss_weight(epoch, step);
+  }
+  w *= scale;
+  return w == 1.0 ? loss : hg::mul(loss, w);
+}
+
 struct CheckSetup {
-  std::string model;
-  const hg::data::ImageDataset* ds = nullptr;
-  int64_t batch = 64;
+  Task task;
+  int64_t batch = 64;  // global: 64 images, or 8 sequences
   int steps = 8;
   uint64_t seed = 0;
   double bucket_mb = 1.0;
@@ -222,104 +317,105 @@ std::unique_ptr<hg::optim::Optimizer> make_optimizer(Opt o, const std::vector<Te
   return std::make_unique<hg::optim::AdamW>(params, hg::optim::AdamOptions{.lr = 1e-3, .weight_decay = 0.01});
 }
 
-hg::nn::ModulePtr fresh_model(const std::string& name, uint64_t seed) {
-  hg::Generator gen(seed);
-  return hg::nn::make_model(name, gen);
-}
-
-// One rank's share of a step: its mean loss times the sampler's weight (undefined: no example).
-Tensor rank_loss(hg::nn::Module& model, const hg::data::ImageDataset& ds, const hg::dist::DistributedSampler& s,
-                 int64_t epoch, int64_t step, double scale = 1.0, DType autocast = DType::F32,
-                 hg::Device device = hg::Device::CPU) {
-  const hg::Batch b = hg::dist::make_batch(ds, s.indices(epoch, step));
-  if (b.size() == 0) return Tensor();
-  hg::amp::Autocast ac(autocast, autocast != DType::F32);
-  Tensor loss = hg::cross_entropy(model(b.images.to(device)), b.labels);
-  const double w = s.loss_weight(epoch, step) * scale;
-  return w == 1.0 ? loss : hg::mul(loss, w);
-}
-
-// One process: each step runs the N ranks' micro-batches in rank order, adds their gradients
-// (backward accumulates) and divides by N — what N-rank DP computes, in one fixed order.
+// One process: each step computes the N ranks' gradients one after another, each alone (from
+// zeroed .grad), adds them in rank order and divides by N — what N-rank DP computes, in one
+// fixed order. (Letting backward accumulate the N micro-batches into .grad is the same sum
+// for the MLP, not for the GPT: its tied weight wte receives two gradients per backward, the
+// LM head's and the embedding's, and accumulation would add ((h0 + e0) + h1) + e1 where the
+// allreduce adds (h0 + e0) + (h1 + e1).)
 std::vector<float> one_process_accumulating(const CheckSetup& c, int N, Opt o) {
-  hg::nn::ModulePtr model = fresh_model(c.model, c.seed);
-  auto opt = make_optimizer(o, model->parameters());
-  std::vector<hg::dist::DistributedSampler> ranks;
-  for (int k = 0; k < N; ++k) ranks.emplace_back(c.ds->n, c.batch, k, N, c.seed);
+  Model m = fresh_model(c.task, c.seed);
+  auto opt = make_optimizer(o, m.net->parameters());
+  std::vector<RankSampler> ranks;
+  for (int k = 0; k < N; ++k) ranks.push_back(make_sampler(c.task, c.batch, k, N, c.seed));
+  const std::vector<Tensor> params = m.net->parameters();
   for (int step = 0; step < c.steps; ++step) {
-    opt->zero_grad();
+    std::vector<Tensor> sum(params.size());  // Σ_k g_k, in rank order
     for (int k = 0; k < N; ++k) {
-      Tensor loss = rank_loss(*model, *c.ds, ranks[size_t(k)], 0, step);
+      opt->zero_grad();
+      Tensor loss = rank_loss(m, c.task, ranks[size_t(k)], 0, step);
       if (loss.defined()) loss.backward();
+      for (size_t i = 0; i < params.size(); ++i) {
+        const Tensor g = params[i].grad().defined() ? params[i].grad() : Tensor::zeros(params[i].shape());
+        if (k == 0) sum[i] = g.clone();
+        else hg::add_(sum[i], g);
+      }
     }
-    for (const Tensor& p : model->parameters()) {
-      Tensor g = p.grad();
-      hg::mul_(g, 1.0 / N);
+    for (size_t i = 0; i < params.size(); ++i) {
+      hg::mul_(sum[i], 1.0 / N);
+      Tensor p = params[i];
+      p.set_grad(sum[i]);
     }
     opt->step();
   }
-  return values(model->parameters());
+  return values(m.net->parameters());
 }
 
 // One process, each global batch in one piece: ordinary training.
 std::vector<float> one_process_whole_batch(const CheckSetup& c) {
-  hg::nn::ModulePtr model = fresh_model(c.model, c.seed);
-  auto opt = make_optimizer(Opt::SGD, model->parameters());
-  const hg::dist::DistributedSampler all(c.ds->n, c.batch, 0, 1, c.seed);
+  Model m = fresh_model(c.task, c.seed);
+  auto opt = make_optimizer(Opt::SGD, m.net->parameters());
+  const RankSampler all = make_sampler(c.task, c.batch, 0, 1, c.seed);
   for (int step = 0; step < c.steps; ++step) {
     opt->zero_grad();
-    rank_loss(*model, *c.ds, all, 0, step).backward();
+    rank_loss(m, c.task, all, 0, step).backward();
     opt->step();
   }
-  return values(model->parameters());
+  return values(m.net->parameters());
+}
+
+// The bytes this process holds under the accountant's OptimizerState tag (on every device):
+// momentum buffers, Adam's m and v, F32 master copies (framework/memory/accountant.h).
+int64_t optimizer_state_bytes() {
+  const int tag = int(hg::memory::Tag::OptimizerState);
+  return hg::memory::usage(hg::Device::CPU).current[tag] + hg::memory::usage(hg::Device::CUDA).current[tag];
 }
 
 struct DPResult {
   std::vector<float> params;
-  hg::dist::OptimizerMemory memory;
+  int64_t optimizer_bytes = 0;  // the optimizer's state on this rank, as the accountant counts it
 };
 
 // N ranks, DDP (the optimizer on every rank) or ZeRO-1 (AdamW on this rank's shard).
 DPResult data_parallel(Communicator& comm, const CheckSetup& c, Opt o, bool zero) {
-  hg::nn::ModulePtr model = fresh_model(c.model, c.seed);
-  hg::dist::DistributedDataParallel ddp(*model, comm, {.bucket_mb = c.bucket_mb});
-  const hg::dist::DistributedSampler s(c.ds->n, c.batch, comm.rank(), comm.world_size(), c.seed);
+  Model m = fresh_model(c.task, c.seed);
+  hg::dist::DistributedDataParallel ddp(*m.net, comm, {.bucket_mb = c.bucket_mb});
+  const RankSampler s = make_sampler(c.task, c.batch, comm.rank(), comm.world_size(), c.seed);
+  const int64_t state0 = optimizer_state_bytes();  // what is there before the optimizer
   std::unique_ptr<hg::optim::Optimizer> opt;
   std::unique_ptr<hg::dist::ZeroAdamW> z;
-  if (zero) z = std::make_unique<hg::dist::ZeroAdamW>(model->parameters(), comm, hg::optim::AdamOptions{.lr = 1e-3, .weight_decay = 0.01});
-  else opt = make_optimizer(o, model->parameters());
+  if (zero) z = std::make_unique<hg::dist::ZeroAdamW>(m.net->parameters(), comm, hg::optim::AdamOptions{.lr = 1e-3, .weight_decay = 0.01});
+  else opt = make_optimizer(o, m.net->parameters());
   for (int step = 0; step < c.steps; ++step) {
     if (zero) {
       z->zero_grad();
-      Tensor loss = rank_loss(*model, *c.ds, s, 0, step);
+      Tensor loss = rank_loss(m, c.task, s, 0, step);
       if (loss.defined()) loss.backward();
       z->step();
     } else {
       opt->zero_grad();
-      ddp.backward(rank_loss(*model, *c.ds, s, 0, step));
+      ddp.backward(rank_loss(m, c.task, s, 0, step));
       opt->step();
     }
   }
-  DPResult r{values(model->parameters()), {}};
-  r.memory = zero ? z->memory() : hg::dist::optimizer_memory(*opt);
-  return r;
+  return {values(m.net->parameters()), optimizer_state_bytes() - state0};
 }
 
 // ZeRO-1 with a GradScaler; rank N−1 finds an inf in its gradients at step 2, in an element of
 // rank 0's shard. Returns this rank's "stepped / scale" per step.
 std::string scaler_run(Communicator& comm, const CheckSetup& c, bool agree) {
-  hg::nn::ModulePtr model = fresh_model(c.model, c.seed);
-  hg::dist::DistributedDataParallel ddp(*model, comm);  // for the broadcast
-  const hg::dist::DistributedSampler s(c.ds->n, c.batch, comm.rank(), comm.world_size(), c.seed);
-  hg::dist::ZeroAdamW zero(model->parameters(), comm, {.lr = 1e-3});
+  Model m = fresh_model(c.task, c.seed);
+  hg::dist::DistributedDataParallel ddp(*m.net, comm);  // for the broadcast
+  const RankSampler s = make_sampler(c.task, c.batch, comm.rank(), comm.world_size(), c.seed);
+  hg::dist::ZeroAdamW zero(m.net->parameters(), comm, {.lr = 1e-3});
   hg::amp::GradScaler scaler;
   if (agree) hg::dist::agree_found_inf(scaler, comm);
   std::string line;
   for (int step = 0; step < 4; ++step) {
     zero.zero_grad();
-    scaler.scale(rank_loss(*model, *c.ds, s, 0, step)).backward();
+    scaler.scale(rank_loss(m, c.task, s, 0, step)).backward();
     if (step == 2 && comm.rank() == comm.world_size() - 1) {
-      Tensor g = model->parameters()[0].grad();
+      Tensor g = m.net->parameters()[0].grad();
       g.data<float>()[0] = INFINITY;  // an overflow on this rank only
     }
     zero.reduce_gradients();
@@ -331,15 +427,22 @@ std::string scaler_run(Communicator& comm, const CheckSetup& c, bool agree) {
   return line;
 }
 
+// Section 5's numbers from section 3's runs: every rank's optimizer state, DP's and ZeRO-1's.
 struct Memory {
-  int64_t params = 0;
-  hg::dist::OptimizerMemory dp, zero;
+  std::vector<int64_t> dp, zero;  // bytes, per rank
 };
+
+std::vector<int64_t> gather_bytes(Communicator& comm, int64_t bytes) {
+  std::vector<int64_t> out;
+  for (const std::string& line : comm.gather_text(std::to_string(bytes))) out.push_back(std::stoll(line));
+  return out;
+}
 
 Memory run_checks(Communicator& comm, const CheckSetup& c) {
   const int N = comm.world_size();
-  say("== 3. checked: %d rank(s) against one process (%s, %d steps, global batch %lld = %d x %lld) ==\n", N,
-      c.model.c_str(), c.steps, (long long)c.batch, N, (long long)(c.batch / N));
+  say("== 3. checked: %d rank(s) against one process (%s, %d steps, global batch %lld%s = %d x %s) ==\n", N,
+      c.task.model.c_str(), c.steps, (long long)c.batch, c.task.is_gpt() ? " sequences" : "", N,
+      share_text(c.batch, N).c_str());
   std::vector<float> acc, whole;
   if (comm.rank() == 0) {
     acc = one_process_accumulating(c, N, Opt::SGD);
@@ -370,19 +473,57 @@ Memory run_checks(Communicator& comm, const CheckSetup& c) {
     for (int k = 0; k < N; ++k) say("      rank %d:%s\n", k, lines[size_t(k)].c_str());
   }
   say("\n");
-  Memory m;
-  m.params = fresh_model(c.model, c.seed)->num_parameters();
-  m.dp = dp.memory;
-  m.zero = z.memory;
-  return m;
+  Memory mem;
+  mem.dp = gather_bytes(comm, dp.optimizer_bytes);
+  mem.zero = gather_bytes(comm, z.optimizer_bytes);
+  return mem;
 }
 
 // ---- 4. training ---------------------------------------------------------------------------------
 struct TrainResult {
   double seconds = 0, comm_seconds = 0, accuracy = 0, loss = 0;
   int64_t images = 0, steps = 0, skipped = 0, overlapped = 0, buckets = 0;
+  int64_t tokens = 0;            // the GPT: tokens trained on, all ranks together
+  double val_loss = 0;           // the GPT: the validation loss at the end
+  int64_t optimizer_bytes = 0;   // this rank's optimizer state, as the accountant counts it
   hg::train::Divergence diverged;  // set on every rank when any rank's loss or weights became inf/NaN
 };
+
+// The optimizer of section 4 (the scaler steps `stepper()`): ZeRO-1's AdamW on this rank's
+// shard, or the plain-DP optimizer on every parameter.
+struct Optimizers {
+  std::unique_ptr<hg::optim::Optimizer> plain;
+  std::unique_ptr<hg::dist::ZeroAdamW> zero;
+  hg::optim::Optimizer& stepper() { return zero ? zero->optimizer() : *plain; }
+  void zero_grad() {
+    if (zero) zero->zero_grad();
+    else plain->zero_grad();
+  }
+};
+
+// One run log per rank: runs/<name>/rank<k>/, so the viewer overlays the ranks. Rank 0
+// claims runs/<name> (main() checked it was free), then every rank opens its own folder in it.
+hg::io::RunLog open_rank_log(Communicator& comm, const Flags& fl, hg::Device device, const nlohmann::json& args) {
+  const hg::train::CommonFlags& f = fl.common;
+  const int k = comm.rank();
+  const std::string name = run_name(fl, comm.world_size());
+  const bool resuming = !f.resume.empty();
+  std::string folder = hg::train::run_folder(name);
+  if (k == 0) folder = hg::train::claim_run_folder(name, f.overwrite, resuming);
+  comm.barrier();
+  return hg::io::RunLog(folder + "/rank" + std::to_string(k),
+                        {{"lesson", "13_data_parallel"}, {"model", f.model}, {"precision", fl.precision},
+                         {"device", hg::device_name(device)}, {"seed", f.seed}, {"rank", k},
+                         {"world_size", comm.world_size()}, {"args", args}},
+                        /*append=*/resuming);
+}
+
+// For the tests: rank `fail_rank` dies at optimizer step `fail_at_step`.
+void maybe_fail(const Flags& fl, int rank, int64_t step) {
+  if (step != fl.fail_at_step || rank != fl.fail_rank) return;
+  if (fl.fail_how == "kill") std::raise(SIGKILL);
+  throw std::runtime_error(fmt_line("failing on purpose at step %lld (--fail-at-step)", (long long)step));
+}
 
 // Accuracy over the test set, each rank evaluating its block of it; the counts are summed.
 double sharded_accuracy(Communicator& comm, hg::nn::Module& model, const hg::data::ImageDataset& test,
@@ -402,54 +543,61 @@ double sharded_accuracy(Communicator& comm, hg::nn::Module& model, const hg::dat
   return comm.allreduce_sum(double(correct)) / double(test.n);
 }
 
-TrainResult train(Communicator& comm, const Flags& fl, hg::Device device, int epochs,
-                  const hg::data::ImageDataset& train_ds, const hg::data::ImageDataset& test_ds) {
+// Divergence: the replicas are equal, but each rank's loss is its own share, so the ranks
+// agree (a sum of flags) and stop together, rather than leave one alone in an allreduce.
+bool diverged(Communicator& comm, hg::io::RunLog& log, const std::string& model_name, int64_t step, double loss,
+              hg::nn::Module& model, TrainResult& r) {
+  hg::train::Divergence d = hg::train::check_finite_step(step, loss, model.named_parameters());
+  if (comm.allreduce_sum(d ? 1.0 : 0.0) == 0) return false;
+  if (!d) d = {step, "another rank's loss or weights became inf or NaN"};
+  hg::train::report_divergence(log, fmt_line("lesson_13: %s, rank %d", model_name.c_str(), comm.rank()), d);
+  r.diverged = d;
+  return true;
+}
+
+TrainResult train(Communicator& comm, const Flags& fl, const Task& task, hg::Device device, int epochs,
+                  const hg::data::ImageDataset& test_ds) {
   const hg::train::CommonFlags& f = fl.common;
+  const hg::data::ImageDataset& train_ds = *task.images;
   const int N = comm.world_size(), k = comm.rank();
-  hg::nn::ModulePtr model = fresh_model(f.model, f.seed);
-  model->to(device);
-  hg::dist::DistributedDataParallel ddp(*model, comm, {.bucket_mb = fl.bucket_mb});  // rank 0's weights everywhere
-  std::unique_ptr<hg::optim::Optimizer> opt;
-  std::unique_ptr<hg::dist::ZeroAdamW> zero;
+  Model m = fresh_model(task, f.seed);
+  hg::nn::Module& model = *m.net;
+  model.to(device);
+  hg::dist::DistributedDataParallel ddp(model, comm, {.bucket_mb = fl.bucket_mb});  // rank 0's weights everywhere
+  const int64_t state0 = optimizer_state_bytes();
+  Optimizers opts;
   if (fl.zero) {
-    zero = std::make_unique<hg::dist::ZeroAdamW>(model->parameters(), comm,
-                                                 hg::optim::AdamOptions{.lr = f.lr, .weight_decay = f.weight_decay});
+    opts.zero = std::make_unique<hg::dist::ZeroAdamW>(model.parameters(), comm,
+                                                      hg::optim::AdamOptions{.lr = f.lr, .weight_decay = f.weight_decay});
   } else if (fl.optimizer == "adamw") {
-    opt = std::make_unique<hg::optim::AdamW>(model->parameters(), hg::optim::AdamOptions{.lr = f.lr, .weight_decay = f.weight_decay});
+    opts.plain = std::make_unique<hg::optim::AdamW>(model.parameters(), hg::optim::AdamOptions{.lr = f.lr, .weight_decay = f.weight_decay});
   } else {
-    opt = std::make_unique<hg::optim::SGD>(model->parameters(),
-                                           hg::optim::SGDOptions{.lr = f.lr, .momentum = f.momentum, .weight_decay = f.weight_decay});
+    opts.plain = std::make_unique<hg::optim::SGD>(model.parameters(),
+                                                  hg::optim::SGDOptions{.lr = f.lr, .momentum = f.momentum, .weight_decay = f.weight_decay});
   }
-  hg::optim::Optimizer& stepper = fl.zero ? zero->optimizer() : *opt;  // what the scaler steps
+  hg::optim::Optimizer* opt = opts.plain.get();      // plain DP's, checkpointed
+  hg::dist::ZeroAdamW* zero = opts.zero.get();
+  hg::optim::Optimizer& stepper = opts.stepper();    // what the scaler steps
   const DType low = fl.precision == "amp_bf16" ? DType::BF16 : fl.precision == "amp_f16" ? DType::F16 : DType::F32;
   hg::amp::GradScaler scaler({}, /*enabled=*/fl.precision == "amp_f16");
   hg::dist::agree_found_inf(scaler, comm);  // every rank skips together
 
   hg::train::TrainingState resumed;
   if (!f.resume.empty()) {  // every rank reads the same file (on several machines: a shared path)
-    resumed = hg::train::load_training_checkpoint(f.resume, *model, opt.get());
+    resumed = hg::train::load_training_checkpoint(f.resume, model, opt);
     if (resumed.extra.contains("grad_scaler")) scaler.load_state_dict(resumed.extra.at("grad_scaler"));
     say("  resumed from %s: epoch %lld, step %lld\n", f.resume.c_str(), (long long)resumed.epoch + 1,
         (long long)resumed.step);
   }
 
-  // One run log per rank: runs/<name>/rank<k>/, so the viewer overlays the ranks. Rank 0
-  // claims runs/<name> (main() checked it was free), then every rank opens its own folder in it.
   const std::string name = run_name(fl, N);
-  const bool resuming = !f.resume.empty();
-  std::string folder = hg::train::run_folder(name);
-  if (k == 0) folder = hg::train::claim_run_folder(name, f.overwrite, resuming);
-  comm.barrier();
-  hg::io::RunLog log(folder + "/rank" + std::to_string(k),
-                     {{"lesson", "13_data_parallel"}, {"model", f.model}, {"precision", fl.precision},
-                      {"device", hg::device_name(device)}, {"seed", f.seed}, {"rank", k}, {"world_size", N},
-                      {"args", {{"epochs", epochs}, {"batch_size", f.batch_size}, {"lr", f.lr},
-                                {"optimizer", fl.zero ? "zero1_adamw" : fl.optimizer}, {"bucket_mb", fl.bucket_mb},
-                                {"accumulate", fl.accumulate}, {"deterministic", fl.deterministic},
-                                {"limit_train", f.limit_train}}}},
-                     /*append=*/!f.resume.empty());
-  const hg::dist::DistributedSampler sampler(train_ds.n, f.batch_size, k, N, f.seed);
-  const int64_t per_epoch = sampler.steps_per_epoch();
+  hg::io::RunLog log = open_rank_log(comm, fl, device,
+                                     {{"epochs", epochs}, {"batch_size", f.batch_size}, {"lr", f.lr},
+                                      {"optimizer", fl.zero ? "zero1_adamw" : fl.optimizer}, {"bucket_mb", fl.bucket_mb},
+                                      {"accumulate", fl.accumulate}, {"deterministic", fl.deterministic},
+                                      {"limit_train", f.limit_train}});
+  const RankSampler sampler = make_sampler(task, f.batch_size, k, N, f.seed);
+  const int64_t per_epoch = sampler.images->steps_per_epoch();
   TrainResult r;
   int64_t step = resumed.step;
   for (int64_t epoch = resumed.epoch; epoch < epochs; ++epoch) {
@@ -459,16 +607,12 @@ TrainResult train(Communicator& comm, const Flags& fl, hg::Device device, int ep
     double loss_sum = 0;
     // K sampler steps (global batches) make one optimizer step: the first K−1 under no_sync.
     for (int64_t first = 0; first < per_epoch; first += fl.accumulate, ++step) {
-      if (step == fl.fail_at_step && k == fl.fail_rank) {  // for the tests: a rank that dies
-        if (fl.fail_how == "kill") std::raise(SIGKILL);
-        throw std::runtime_error(fmt_line("failing on purpose at step %lld (--fail-at-step)", (long long)step));
-      }
+      maybe_fail(fl, k, step);
       const int64_t K = std::min<int64_t>(fl.accumulate, per_epoch - first);
-      if (fl.zero) zero->zero_grad();
-      else opt->zero_grad();
+      opts.zero_grad();
       double step_loss = 0;
       for (int64_t j = 0; j < K; ++j) {
-        Tensor loss = rank_loss(*model, train_ds, sampler, epoch, first + j, 1.0 / double(K), low, device);
+        Tensor loss = rank_loss(m, task, sampler, epoch, first + j, 1.0 / double(K), low, device);
         if (loss.defined()) step_loss += loss.item();
         Tensor scaled = loss.defined() ? scaler.scale(loss) : loss;
         if (fl.zero) {
@@ -484,15 +628,7 @@ TrainResult train(Communicator& comm, const Flags& fl, hg::Device device, int ep
       const bool stepped = scaler.step(stepper);
       scaler.update();
       if (fl.zero) zero->gather_parameters();
-      // Divergence: the replicas are equal, but each rank's loss is its own share, so the ranks
-      // agree (a sum of flags) and stop together, rather than leave one alone in an allreduce.
-      hg::train::Divergence d = hg::train::check_finite_step(step, step_loss, model->named_parameters());
-      if (comm.allreduce_sum(d ? 1.0 : 0.0) > 0) {
-        if (!d) d = {step, "another rank's loss or weights became inf or NaN"};
-        hg::train::report_divergence(log, fmt_line("lesson_13: %s, rank %d", f.model.c_str(), k), d);
-        r.diverged = d;
-        return r;
-      }
+      if (diverged(comm, log, f.model, step, step_loss, model, r)) return r;
       r.skipped += !stepped;
       loss_sum += step_loss;
       log.scalar(step, "train/loss", step_loss, epoch);  // this rank's share
@@ -506,7 +642,7 @@ TrainResult train(Communicator& comm, const Flags& fl, hg::Device device, int ep
     r.images += train_ds.n;
     r.overlapped += ddp.started_during_backward() - during0;
     r.loss = comm.allreduce_sum(loss_sum) / double(N) / double((per_epoch + fl.accumulate - 1) / fl.accumulate);
-    r.accuracy = sharded_accuracy(comm, *model, test_ds, device);
+    r.accuracy = sharded_accuracy(comm, model, test_ds, device);
     log.scalar(step, "test/accuracy", r.accuracy, epoch);
     log.scalar(step, "time/epoch_s", seconds, epoch);
     log.scalar(step, "dist/comm_share", comm_seconds / seconds, epoch);
@@ -519,48 +655,210 @@ TrainResult train(Communicator& comm, const Flags& fl, hg::Device device, int ep
       st.extra["lesson"] = "13_data_parallel";
       st.extra["flags"] = recorded_flags(fl);
       if (scaler.is_enabled()) st.extra["grad_scaler"] = scaler.state_dict();
-      hg::train::save_training_checkpoint(f.checkpoint, *model, opt.get(), st);
+      hg::train::save_training_checkpoint(f.checkpoint, model, opt, st);
     }
     comm.barrier();  // nobody runs ahead of the checkpoint
   }
   r.buckets = int64_t(ddp.buckets().size());
+  r.optimizer_bytes = optimizer_state_bytes() - state0;
   log.end("finished");
   say("  run logs: runs/%s/rank0 .. rank%d (./lab view runs/%s overlays them)\n", name.c_str(), N - 1, name.c_str());
   return r;
 }
 
+// ---- 4b. training the GPT ---------------------------------------------------------------------------
+// Chapter 12's loop, with the ranks. Global batch s is random_batch(train, B, T, seed, s), dealt
+// to the ranks by the DistributedTextSampler (each window on exactly one rank); with
+// --accumulate K an optimizer step takes K global batches (s = step·K + j), the first K−1 under
+// no_sync. AdamW with chapter 12's β2 = 0.99, linear warmup then cosine to lr/10, and the
+// global gradient norm clipped to --grad-clip: under DDP every rank holds the whole averaged
+// gradient and clips it alone (the same numbers, the same result everywhere); under ZeRO-1 a
+// rank holds only its shard, and the norm takes one more allreduce (ZeroAdamW::clip_grad_norm_).
+
+// The two losses a model must beat (chapter 12): uniform over the vocabulary, ln V, and the
+// unigram — each character with its add-one-smoothed training frequency — on the validation text.
+double unigram_loss(const hg::data::TextCorpus& c) {
+  std::vector<double> count(static_cast<size_t>(c.vocab_size()), 1.0);
+  for (int32_t id : c.train) count[size_t(id)] += 1;
+  const double n = double(c.train.size()) + double(c.vocab_size());
+  double nll = 0;
+  for (int32_t id : c.val) nll -= std::log(count[size_t(id)] / n);
+  return nll / double(c.val.size());
+}
+
+// The mean loss over `batches` validation batches of B windows, chapter 12's (seed kValSeed):
+// rank k evaluates batches k, k+N, ..., and the ranks' sums are added.
+double sharded_validation_loss(Communicator& comm, hg::nn::GPT& model, const std::vector<int32_t>& val, int64_t B,
+                               int64_t T, int64_t batches, DType autocast) {
+  hg::NoGradGuard no_grad;
+  model.eval();
+  double sum = 0;
+  for (int64_t i = comm.rank(); i < batches; i += comm.world_size()) {
+    const hg::data::TokenBatch b = hg::data::random_batch(val, B, T, kValSeed, i);
+    hg::amp::Autocast ac(autocast, autocast != DType::F32);
+    sum += hg::nn::GPT::loss(model.forward(b.x, b.B, b.T), b.y).item();
+  }
+  model.train();
+  return comm.allreduce_sum(sum) / double(batches);
+}
+
+TrainResult train_gpt(Communicator& comm, const Flags& fl, const Task& task, hg::Device device) {
+  const hg::train::CommonFlags& f = fl.common;
+  const int N = comm.world_size(), k = comm.rank();
+  const int64_t B = f.batch_size, T = task.gpt.block_size, K = fl.accumulate;
+  Model m = fresh_model(task, f.seed);
+  hg::nn::GPT& model = *m.gpt;
+  model.to(device);
+  hg::dist::DistributedDataParallel ddp(model, comm, {.bucket_mb = fl.bucket_mb});  // rank 0's weights everywhere
+  const int64_t state0 = optimizer_state_bytes();
+  const hg::optim::AdamOptions ao{.lr = f.lr, .beta2 = 0.99, .weight_decay = f.weight_decay};  // chapter 12's
+  Optimizers opts;
+  if (fl.zero) opts.zero = std::make_unique<hg::dist::ZeroAdamW>(model.parameters(), comm, ao);
+  else opts.plain = std::make_unique<hg::optim::AdamW>(model.parameters(), ao);
+  hg::optim::Optimizer& stepper = opts.stepper();  // what the scaler steps
+  const hg::optim::LRSchedule schedule =
+      hg::optim::LRSchedule::cosine(f.lr, std::max<int64_t>(1, fl.steps - fl.warmup), f.lr * 0.1, fl.warmup);
+  const DType low = fl.precision == "amp_bf16" ? DType::BF16 : fl.precision == "amp_f16" ? DType::F16 : DType::F32;
+  hg::amp::GradScaler scaler({}, /*enabled=*/fl.precision == "amp_f16");
+  hg::dist::agree_found_inf(scaler, comm);  // every rank skips together
+
+  const std::string name = run_name(fl, N);
+  hg::io::RunLog log = open_rank_log(
+      comm, fl, device,
+      {{"steps", fl.steps}, {"batch_size", B}, {"block_size", T}, {"n_layer", task.gpt.n_layer},
+       {"n_head", task.gpt.n_head}, {"n_embd", task.gpt.n_embd}, {"lr", f.lr}, {"warmup", fl.warmup},
+       {"weight_decay", f.weight_decay}, {"grad_clip", fl.grad_clip}, {"optimizer", fl.zero ? "zero1_adamw" : "adamw"},
+       {"bucket_mb", fl.bucket_mb}, {"accumulate", K}, {"deterministic", fl.deterministic}});
+  const RankSampler sampler = make_sampler(task, B, k, N, f.seed);
+  const int64_t every = std::max<int64_t>(1, fl.steps / 5);
+  say("  %6s %12s %10s\n", "step", "train loss", "lr");
+  TrainResult r;
+  const double comm0 = comm.stats().seconds;
+  const auto t0 = std::chrono::steady_clock::now();
+  double window_loss = 0;  // this rank's losses since the last printed line
+  int64_t window_steps = 0;
+  for (int64_t step = 0; step < fl.steps; ++step) {
+    maybe_fail(fl, k, step);
+    stepper.set_lr(schedule.lr_at(step));
+    opts.zero_grad();
+    double step_loss = 0;  // this rank's share: its mean loss times N·b_k/B
+    for (int64_t j = 0; j < K; ++j) {
+      Tensor loss = rank_loss(m, task, sampler, 0, step * K + j, 1.0 / double(K), low, device);
+      step_loss += loss.item();
+      Tensor scaled = scaler.scale(loss);
+      if (fl.zero) {
+        scaled.backward();  // ZeRO-1 reduces after backward, all at once
+      } else if (j + 1 < K) {
+        auto quiet = ddp.no_sync();  // accumulate: nothing to send yet
+        ddp.backward(scaled);
+      } else {
+        ddp.backward(scaled);  // averages the sum of the K global batches' gradients
+      }
+    }
+    if (fl.zero) opts.zero->reduce_gradients();
+    scaler.unscale_(stepper);  // clipping must see the true gradients
+    if (fl.grad_clip > 0) {
+      if (fl.zero) opts.zero->clip_grad_norm_(fl.grad_clip);
+      else hg::amp::clip_grad_norm_(model.parameters(), fl.grad_clip);
+    }
+    const bool stepped = scaler.step(stepper);
+    scaler.update();
+    if (fl.zero) opts.zero->gather_parameters();
+    if (diverged(comm, log, f.model, step, step_loss, model, r)) return r;
+    r.skipped += !stepped;
+    log.scalar(step, "train/loss", step_loss);  // this rank's share
+    if (scaler.is_enabled()) log.loss_scale(step, scaler.get_scale(), !stepped, !stepped);
+    window_loss += step_loss;
+    ++window_steps;
+    if ((step + 1) % every == 0 || step + 1 == fl.steps) {
+      // The ranks' weighted shares average to the global batch's mean loss (sampler.h).
+      r.loss = comm.allreduce_sum(window_loss) / double(N) / double(window_steps);
+      say("  %6lld %12.4f %10.3g\n", (long long)step + 1, r.loss, stepper.lr());
+      window_loss = 0;
+      window_steps = 0;
+    }
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.comm_seconds = comm.stats().seconds - comm0;
+  r.steps = fl.steps;
+  r.tokens = fl.steps * K * B * T;
+  r.overlapped = ddp.started_during_backward();
+  r.buckets = int64_t(ddp.buckets().size());
+  r.optimizer_bytes = optimizer_state_bytes() - state0;
+  r.val_loss = sharded_validation_loss(comm, model, task.text->val, B, T, fl.eval_batches, low);
+  log.scalar(fl.steps - 1, "val/loss", r.val_loss);
+  log.scalar(fl.steps - 1, "time/tokens_per_s", double(r.tokens) / r.seconds);
+  log.scalar(fl.steps - 1, "dist/comm_share", r.comm_seconds / r.seconds);
+  log.end("finished");
+  say("  %lld steps in %.2f s: %.0f tokens/s, %.0f%% of it in communication\n", (long long)r.steps, r.seconds,
+      double(r.tokens) / r.seconds, 100 * r.comm_seconds / r.seconds);
+  say("  validation loss %.4f nats/char over %lld batches of %lld (chapter 12's); unigram %.4f, uniform ln V %.4f\n",
+      r.val_loss, (long long)fl.eval_batches, (long long)B, unigram_loss(*task.text),
+      std::log(double(task.text->vocab_size())));
+  say("  run logs: runs/%s/rank0 .. rank%d (./lab view runs/%s overlays them)\n", name.c_str(), N - 1, name.c_str());
+  return r;
+}
+
 // ---- 5. memory --------------------------------------------------------------------------------------
-void show_memory(const Memory& m, int N) {
-  say("== 5. memory: optimizer state per rank (Psi = %lld parameters) ==\n", (long long)m.params);
-  const double psi = double(m.params);
-  say("  %-34s %14s %14s\n", "", "measured", "formula");
-  say("  %-34s %11.2f MB %11.2f MB   8 Psi (m, v)\n", "DP, AdamW: m and v", m.dp.total() / 1e6, 8 * psi / 1e6);
-  say("  %-34s %14s %11.2f MB   12 Psi\n", "  + F32 master copy (F16 model)", "", 12 * psi / 1e6);
-  say("  %-34s %11.2f MB %11.2f MB   12 Psi / N\n", "ZeRO-1: master, m, v of the shard", m.zero.total() / 1e6,
-      12 * psi / N / 1e6);
-  say("  (ZeRO-1 keeps an F32 master shard even for this F32 model: with F16 or BF16 weights it is what\n"
-      "   carries the update's precision; the shard is padded to N x ceil(Psi/N) elements)\n\n");
+// What each rank's optimizer holds, as the memory accountant counts it: the bytes under the
+// OptimizerState tag (framework/memory/accountant.h) that appeared between the optimizer's
+// construction and the end of its steps — Adam's m and v, SGD's momentum buffer, ZeRO-1's
+// master shard — beside the formula. Ψ parameters, c = ⌈Ψ/N⌉ the shard.
+struct MemoryRow {
+  std::string what, formula;
+  std::vector<int64_t> measured;  // per rank
+  int64_t expected = 0;
+};
+
+void show_memory(const std::vector<MemoryRow>& rows, int64_t params, int N) {
+  say("== 5. memory: optimizer state per rank, as the memory accountant counts it (Psi = %lld, N = %d) ==\n",
+      (long long)params, N);
+  // One column per rank up to 4 ranks; beyond, the smallest and the largest.
+  std::vector<std::string> heads;
+  if (N <= 4)
+    for (int k = 0; k < N; ++k) heads.push_back(fmt_line("rank %d", k));
+  else
+    heads = {"min of ranks", "max of ranks"};
+  std::string head = fmt_line("  %-38s", "bytes tagged OptimizerState");
+  for (const std::string& h : heads) head += fmt_line(" %12s", h.c_str());
+  say("%s %12s\n", head.c_str(), "formula");
+  bool all_equal = true;
+  for (const MemoryRow& row : rows) {
+    std::string line = fmt_line("  %-38s", row.what.c_str());
+    std::vector<int64_t> shown = row.measured;
+    if (N > 4)
+      shown = {*std::min_element(row.measured.begin(), row.measured.end()),
+               *std::max_element(row.measured.begin(), row.measured.end())};
+    for (int64_t b : shown) line += fmt_line(" %12lld", (long long)b);
+    say("%s %12lld   %s\n", line.c_str(), (long long)row.expected, row.formula.c_str());
+    for (int64_t b : row.measured) all_equal = all_equal && b == row.expected;
+  }
+  say("  measured = formula on every rank: %s\n", all_equal ? "yes" : "NO");
+  say("  (an F16 or BF16 model would add DP's F32 master copy: 12 Psi = %lld bytes per rank; ZeRO-1 keeps\n"
+      "   its F32 master shard for this F32 model too, and pads the shards to N x ceil(Psi/N) elements)\n\n",
+      (long long)(12 * params));
 }
 
 // ---- 6. tensor parallel ---------------------------------------------------------------------------
-void show_tensor_parallel(Communicator& comm, const hg::data::ImageDataset& ds) {
+// A Linear in -> out on 64 rows x (64, in): FashionMNIST's first 64 images into the MLP's first
+// layer (784 -> 512), or 64 token vectors into the shape of a GPT block's c_fc (C -> 4C).
+void show_tensor_parallel(Communicator& comm, const Tensor& x, int64_t out, const char* rows) {
   const int N = comm.world_size(), k = comm.rank();
-  say("== 6. tensor parallel: Linear 784 -> 512 split over %d rank(s), 64 images ==\n", N);
-  if (784 % N != 0 || 512 % N != 0) {
-    say("  (784 and 512 do not split into %d equal blocks: skipped)\n\n", N);
+  const int64_t in = x.shape()[1];
+  say("== 6. tensor parallel: Linear %lld -> %lld split over %d rank(s), %s ==\n", (long long)in, (long long)out, N,
+      rows);
+  if (in % N != 0 || out % N != 0) {
+    say("  (%lld and %lld do not split into %d equal blocks: skipped)\n\n", (long long)in, (long long)out, N);
     return;
   }
   hg::Generator gen(3);
-  hg::nn::Linear fc(784, 512, gen);
-  std::vector<int64_t> idx(64);
-  for (int64_t i = 0; i < 64; ++i) idx[size_t(i)] = i;
-  const Tensor x = hg::dist::make_batch(ds, idx).images.reshape({64, 784});
+  hg::nn::Linear fc(in, out, gen);
   const std::vector<float> whole = hg::linear(x, fc.weight, fc.bias).to_vector();
-  const Tensor b_k = fc.bias.slice(k * (512 / N), (k + 1) * (512 / N)).contiguous();
+  const Tensor b_k = fc.bias.slice(k * (out / N), (k + 1) * (out / N)).contiguous();
   const Tensor col = hg::dist::column_parallel_linear(comm, x, hg::dist::row_block(fc.weight, N, k), b_k);
   const Tensor row = hg::dist::row_parallel_linear(comm, hg::dist::column_block(x, N, k),
                                                    hg::dist::column_block(fc.weight, N, k), fc.bias);
-  say("  each rank holds %lld of the %lld weights\n", (long long)(784 * 512 / N), 784LL * 512);
+  say("  each rank holds %lld of the %lld weights\n", (long long)(in * out / N), (long long)(in * out));
   say("  by columns (outputs split, all_gather):   %s\n", compare(col.to_vector(), whole).c_str());
   say("  by rows (inputs split, allreduce of sums): %s\n\n", compare(row.to_vector(), whole).c_str());
 }
@@ -583,6 +881,16 @@ void show_pipeline() {
 }  // namespace
 
 // ---- 8. main --------------------------------------------------------------------------------------
+// The formula of section 4's optimizer state per rank, for section 5.
+MemoryRow training_row(const Flags& fl, int64_t psi, int N, const std::vector<int64_t>& measured) {
+  const int64_t c = (psi + N - 1) / N;
+  const bool gpt = fl.common.model == "gpt";
+  if (fl.zero) return {"section 4, ZeRO-1 AdamW: master, m, v", "12 ceil(Psi/N)", measured, 12 * c};
+  if (gpt || fl.optimizer == "adamw") return {"section 4, DP AdamW: m and v", "8 Psi", measured, 8 * psi};
+  if (fl.common.momentum > 0) return {"section 4, DP SGD: the momentum buffer", "4 Psi", measured, 4 * psi};
+  return {"section 4, DP SGD without momentum", "0", measured, 0};
+}
+
 int main(int argc, char** argv) {
   std::unique_ptr<Communicator> comm;
   try {
@@ -596,9 +904,13 @@ int main(int argc, char** argv) {
   Flags fl;
   hg::train::CommonFlags& f = fl.common;
   f.limit_train = 10000;  // 2-core default; --limit-train -1 for all 60000
+  fl.gpt.n_layer = 2;     // the GPT's defaults: 2 ranks on 2 cores train it in seconds
+  fl.gpt.n_head = 4;
+  fl.gpt.n_embd = 128;
+  fl.gpt.block_size = 64;
   hg::train::add_common_flags(app, f);
   // BatchNorm's running statistics would need their own synchronisation: no ResNets here.
-  app.get_option("--model")->check(hg::train::OneOf({"mlp", "smallcnn"}));
+  app.get_option("--model")->check(hg::train::OneOf({"mlp", "smallcnn", "gpt"}));
   app.add_option("--optimizer", fl.optimizer, "sgd | adamw")->capture_default_str()->check(hg::train::OneOf({"sgd", "adamw"}));
   app.add_flag("--zero", fl.zero, "ZeRO-1: AdamW with the optimizer state sharded over the ranks");
   app.add_flag("--deterministic", fl.deterministic, "sum gradients in rank order (same bits as one process)");
@@ -610,6 +922,27 @@ int main(int argc, char** argv) {
   app.add_option("--check-steps", fl.check_steps, "steps of section 3's comparisons (0: skip)")
       ->capture_default_str()->check(hg::train::WholeIn(0, 10000, "a number of steps from 0 (skip) to 10000"));
   app.add_option("--ring-mb", fl.ring_mb, "section 2's buffer in MiB")->capture_default_str()->check(hg::train::Positive(1024));
+  // --model gpt (chapter 12's flags and defaults, a smaller model)
+  const std::vector<std::string> gpt_flags = {"--steps", "--warmup", "--grad-clip", "--eval-batches", "--n-layer",
+                                              "--n-head", "--n-embd", "--block-size", "--text"};
+  app.add_option("--steps", fl.steps, "--model gpt: optimizer steps")->capture_default_str()
+      ->check(hg::train::WholeIn(1, 10000000, "a number of steps from 1 to 10^7"));
+  app.add_option("--warmup", fl.warmup, "--model gpt: steps of linear warmup before the cosine")->capture_default_str()
+      ->check(hg::train::WholeIn(0, 10000000, "a number of steps from 0 to 10^7"));
+  app.add_option("--grad-clip", fl.grad_clip, "--model gpt: clip the global gradient norm to this (0: no clipping)")
+      ->capture_default_str()->check(hg::train::NonNegative());
+  app.add_option("--eval-batches", fl.eval_batches, "--model gpt: validation batches at the end")->capture_default_str()
+      ->check(hg::train::WholeIn(1, 100000, "a number of batches from 1 to 100000"));
+  app.add_option("--n-layer", fl.gpt.n_layer, "--model gpt: transformer blocks")->capture_default_str()
+      ->check(hg::train::WholeIn(1, 256, "a depth from 1 to 256"));
+  app.add_option("--n-head", fl.gpt.n_head, "--model gpt: attention heads per block")->capture_default_str()
+      ->check(hg::train::WholeIn(1, 256, "a number of heads from 1 to 256"));
+  app.add_option("--n-embd", fl.gpt.n_embd, "--model gpt: the residual width C (a multiple of --n-head)")
+      ->capture_default_str()->check(hg::train::WholeIn(1, 16384, "a width from 1 to 16384"));
+  app.add_option("--block-size", fl.gpt.block_size, "--model gpt: context length T")->capture_default_str()
+      ->check(hg::train::WholeIn(1, 16384, "a context from 1 to 16384"));
+  app.add_option("--text", fl.text, "--model gpt: a UTF-8 text file (default: Debian's fortunes)")
+      ->check(CLI::ExistingFile);
   app.add_option("--fail-rank", fl.fail_rank)->group("");  // for the tests
   app.add_option("--fail-at-step", fl.fail_at_step)->group("");
   app.add_option("--fail-how", fl.fail_how)->group("")->check(hg::train::OneOf({"throw", "kill"}));
@@ -624,6 +957,30 @@ int main(int argc, char** argv) {
     return comm->rank() == 0 ? app.exit(help) : 0;
   } catch (const CLI::ParseError& e) {
     return refuse(e.what());
+  }
+  const bool gpt = f.model == "gpt";
+  if (gpt) {  // chapter 12's loop: steps of random windows, AdamW; no epochs, images or checkpoints here
+    for (const char* name : {"--epochs", "--limit-train", "--limit-test", "--data", "--optimizer", "--momentum",
+                             "--checkpoint", "--resume"})
+      if (app.count(name) > 0)
+        return refuse(fmt_line("%s does not apply to --model gpt (it trains chapter 12's way: --steps of AdamW%s)",
+                               name, std::string(name) == "--checkpoint" || std::string(name) == "--resume"
+                                         ? "; chapter 12 checkpoints the GPT" : ""));
+    try {
+      hg::nn::GPTConfig c = fl.gpt;
+      c.vocab_size = 1;  // the corpus decides; validate the rest now
+      c.validate();
+    } catch (const std::exception& e) {
+      return refuse(e.what());
+    }
+    if (app.count("--warmup") == 0) fl.warmup = std::min(fl.warmup, fl.steps / 10);  // short runs: a tenth
+    if (fl.warmup >= fl.steps) return refuse(fmt_line("--warmup %lld: must be below --steps %lld", (long long)fl.warmup, (long long)fl.steps));
+    if (app.count("--batch-size") == 0) f.batch_size = 16;  // chapter 12's AdamW recipe
+    if (app.count("--lr") == 0) f.lr = 2e-3;
+    if (app.count("--weight-decay") == 0) f.weight_decay = 0.1;
+  } else {
+    for (const std::string& name : gpt_flags)
+      if (app.count(name) > 0) return refuse(name + " belongs to --model gpt");
   }
   const bool resuming = !f.resume.empty();
   int64_t epochs_done = 0;
@@ -641,7 +998,7 @@ int main(int argc, char** argv) {
     return refuse("--checkpoint with --zero: the optimizer state is sharded over the ranks; checkpoints are for plain DP");
   if (fl.zero && !f.resume.empty()) return refuse("--resume with --zero: see --checkpoint");
   if (f.lr_schedule != "constant") return refuse("--lr-schedule is not supported in this chapter");
-  if ((fl.zero || fl.optimizer == "adamw") && app.count("--lr") == 0) f.lr = 1e-3;  // SGD's 0.05 is far too big for Adam
+  if (!gpt && (fl.zero || fl.optimizer == "adamw") && app.count("--lr") == 0) f.lr = 1e-3;  // SGD's 0.05 is far too big for Adam
   // The run folder: checked by every rank before any work (on one machine they see the same
   // runs/; on several, each its own), and refused everywhere if any rank refuses it. Rank 0
   // says the first problem, once.
@@ -651,8 +1008,8 @@ int main(int argc, char** argv) {
     if (!run_problems[r].empty())
       return refuse(r == 0 ? run_problems[r] : fmt_line("rank %zu: %s", r, run_problems[r].c_str()));
   if (f.batch_size < comm->world_size())
-    return refuse(fmt_line("--batch-size %lld is the global batch: it needs at least one example per rank (%d ranks)",
-                           (long long)f.batch_size, comm->world_size()));
+    return refuse(fmt_line("--batch-size %lld is the global batch: it needs at least one %s per rank (%d ranks)",
+                           (long long)f.batch_size, gpt ? "sequence" : "example", comm->world_size()));
   // Threads: by default the cores this rank may use, shared with the other ranks on its machine
   // (mpirun binds each of 2 ranks to a core; with more ranks than cores it binds none).
   if (f.threads == 0) f.threads = std::max(1, omp_get_num_procs() / comm->local_size());
@@ -665,38 +1022,85 @@ int main(int argc, char** argv) {
     if (fl.deterministic) comm->set_reduction(hg::dist::Reduction::FixedOrder);
     show_job(*comm);
     show_ring(*comm, fl.ring_mb);
-    const std::string dir = hg::data::fashion_mnist_dir(f.data);
-    auto train_ds = hg::data::load_fashion_mnist(dir, true, f.limit_train);
-    auto test_ds = hg::data::load_fashion_mnist(dir, false, f.limit_test);
-    hg::data::normalize(train_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
-    hg::data::normalize(test_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
+    // The data: FashionMNIST for the image models, a text corpus for the GPT.
+    Task task;
+    task.model = f.model;
+    hg::data::ImageDataset train_ds, test_ds;
+    hg::data::TextCorpus corpus;
+    if (gpt) {
+      corpus = hg::data::load_text_corpus(fl.text, fl.gpt.block_size);
+      task.text = &corpus;
+      task.gpt = fl.gpt;
+      task.gpt.vocab_size = corpus.vocab_size();
+    } else {
+      const std::string dir = hg::data::fashion_mnist_dir(f.data);
+      train_ds = hg::data::load_fashion_mnist(dir, true, f.limit_train);
+      test_ds = hg::data::load_fashion_mnist(dir, false, f.limit_test);
+      hg::data::normalize(train_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
+      hg::data::normalize(test_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
+      task.images = &train_ds;
+    }
     Memory memory;
     if (fl.check_steps > 0) {
       const hg::dist::Reduction chosen = comm->reduction();
-      memory = run_checks(*comm, {f.model, &train_ds, 64, fl.check_steps, f.seed, fl.bucket_mb});
+      const int64_t check_batch = gpt ? std::max<int64_t>(8, comm->world_size()) : 64;
+      memory = run_checks(*comm, {task, check_batch, fl.check_steps, f.seed, fl.bucket_mb});
       comm->set_reduction(chosen);
     }
-    say("== 4. training %s on %d rank(s): %lld images, global batch %lld (%lld per rank)%s, %s, %s, %s ==\n",
-        f.model.c_str(), comm->world_size(), (long long)train_ds.n, (long long)f.batch_size,
-        (long long)(f.batch_size / comm->world_size()),
-        fl.accumulate > 1 ? fmt_line(" x %d accumulated", fl.accumulate).c_str() : "",
-        fl.zero ? "ZeRO-1 AdamW" : fl.optimizer.c_str(), fl.precision.c_str(),
-        fl.deterministic ? "rank-order sums" : "MPI's own order");
-    const TrainResult r = train(*comm, fl, device, epochs, train_ds, test_ds);
+    const char* order = fl.deterministic ? "rank-order sums" : "MPI's own order";
+    const std::string accumulated = fl.accumulate > 1 ? fmt_line(" x %d accumulated", fl.accumulate) : "";
+    if (gpt)
+      say("== 4. training gpt on %d rank(s): %s, %lld characters, vocabulary %lld; %s\n"
+          "   global batch %lld sequences x %lld tokens (%s per rank)%s, %lld steps, %s lr %g (warmup %lld, cosine "
+          "to %g), wd %g, clip %g, %s, %s ==\n",
+          comm->world_size(), corpus.source.c_str(), (long long)corpus.num_chars, (long long)corpus.vocab_size(),
+          task.gpt.str().c_str(), (long long)f.batch_size, (long long)task.gpt.block_size,
+          share_text(f.batch_size, comm->world_size()).c_str(), accumulated.c_str(), (long long)fl.steps,
+          fl.zero ? "ZeRO-1 AdamW" : "AdamW", f.lr, (long long)fl.warmup, f.lr * 0.1, f.weight_decay, fl.grad_clip,
+          fl.precision.c_str(), order);
+    else
+      say("== 4. training %s on %d rank(s): %lld images, global batch %lld (%s per rank)%s, %s, %s, %s ==\n",
+          f.model.c_str(), comm->world_size(), (long long)train_ds.n, (long long)f.batch_size,
+          share_text(f.batch_size, comm->world_size()).c_str(), accumulated.c_str(),
+          fl.zero ? "ZeRO-1 AdamW" : fl.optimizer.c_str(), fl.precision.c_str(), order);
+    const TrainResult r = gpt ? train_gpt(*comm, fl, task, device) : train(*comm, fl, task, device, epochs, test_ds);
     if (r.diverged) return hg::train::kExitDiverged;  // every rank: each said why on stderr
     if (fl.zero)
       say("  gradients: one reduce-scatter after backward, parameters: one all-gather after the step\n\n");
     else
       say("  buckets: %lld of %.1f MiB; %lld allreduce(s) started while backward was running\n\n",
           (long long)r.buckets, fl.bucket_mb, (long long)r.overlapped);
-    if (fl.check_steps > 0) show_memory(memory, comm->world_size());
-    show_tensor_parallel(*comm, train_ds);
+    // 5. memory: section 3's DP and ZeRO-1 runs (when they ran) and section 4's optimizer.
+    const int64_t psi = fresh_model(task, f.seed).net->num_parameters();
+    const int N = comm->world_size();
+    std::vector<MemoryRow> rows;
+    if (fl.check_steps > 0) {
+      rows.push_back({"section 3, DP AdamW: m and v", "8 Psi", memory.dp, 8 * psi});
+      rows.push_back({"section 3, ZeRO-1 AdamW: master, m, v", "12 ceil(Psi/N)", memory.zero, 12 * ((psi + N - 1) / N)});
+    }
+    rows.push_back(training_row(fl, psi, N, gather_bytes(*comm, r.optimizer_bytes)));
+    show_memory(rows, psi, N);
+    if (gpt) {
+      hg::Generator gen(4);
+      show_tensor_parallel(*comm, Tensor::randn({64, task.gpt.n_embd}, gen), 4 * task.gpt.n_embd,
+                           "64 random token vectors (a GPT block's c_fc: C -> 4C)");
+    } else {
+      std::vector<int64_t> idx(64);
+      for (int64_t i = 0; i < 64; ++i) idx[size_t(i)] = i;
+      show_tensor_parallel(*comm, hg::dist::make_batch(train_ds, idx).images.reshape({64, 784}), 512, "64 images");
+    }
     show_pipeline();
-    say("RESULT model=%s ranks=%d threads=%d precision=%s zero=%d steps=%lld seconds=%.3f step_ms=%.3f "
-        "images_per_s=%.1f comm_share=%.3f test_accuracy=%.4f\n",
-        f.model.c_str(), comm->world_size(), omp_get_max_threads(), fl.precision.c_str(), int(fl.zero),
-        (long long)r.steps, r.seconds, 1e3 * r.seconds / double(std::max<int64_t>(1, r.steps)),
-        double(r.images) / r.seconds, r.comm_seconds / r.seconds, r.accuracy);
+    const double step_ms = 1e3 * r.seconds / double(std::max<int64_t>(1, r.steps));
+    if (gpt)
+      say("RESULT model=gpt ranks=%d threads=%d precision=%s zero=%d steps=%lld seconds=%.3f step_ms=%.3f "
+          "tokens_per_s=%.1f comm_share=%.3f val_loss=%.4f\n",
+          N, omp_get_max_threads(), fl.precision.c_str(), int(fl.zero), (long long)r.steps, r.seconds, step_ms,
+          double(r.tokens) / r.seconds, r.comm_seconds / r.seconds, r.val_loss);
+    else
+      say("RESULT model=%s ranks=%d threads=%d precision=%s zero=%d steps=%lld seconds=%.3f step_ms=%.3f "
+          "images_per_s=%.1f comm_share=%.3f test_accuracy=%.4f\n",
+          f.model.c_str(), N, omp_get_max_threads(), fl.precision.c_str(), int(fl.zero), (long long)r.steps,
+          r.seconds, step_ms, double(r.images) / r.seconds, r.comm_seconds / r.seconds, r.accuracy);
   } catch (const std::exception& e) {
     comm->abort("lesson_13", e.what());  // prints, and ends every rank of the job
   }

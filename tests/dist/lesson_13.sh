@@ -8,6 +8,9 @@
 #   folders  runs/<name>/rank<k>/ per rank; a second run with the same name is refused (exit 2)
 #            on every rank, and runs with --overwrite
 #   diverges an lr of 1e30 makes the weights inf: every rank stops at the same step, exit 3
+#   gpt      --model gpt (chapter 12's GPT, tiny): the equality checks bit-identical, the
+#            accountant's optimizer state = the formula on both ranks, a validation loss below
+#            the uniform one; then ZeRO-1 with --accumulate 2 and F16 autocast
 # (killed also resumes with a contradicting --seed: refused, exit 2, naming the saved value)
 # MPIEXEC is the launcher with its flags (a quoted string); runs happen in SCRATCH.
 what="$1"; mpiexec="$2"; lesson="$3"; scratch="$4"
@@ -82,6 +85,32 @@ case "$what" in
     [ "$rc" -ne 0 ] || fail "the job ended with exit code 0 although rank 1 failed"
     need "^lesson_13: rank 1 of 2: failing on purpose at step 2 \(--fail-at-step\)$"
     printf '%s\n' "$out" | grep -q "epoch 1 " && fail "training went on after rank 1 failed"
+    ;;
+  gpt)
+    g="--model gpt --n-layer 1 --n-head 2 --n-embd 32 --block-size 16 --steps 20 --ring-mb 0.25 --threads 1"
+    # 7 sequences a global batch: 4 on rank 0, 3 on rank 1, the losses weighted
+    out=$($mpiexec -n 2 "$lesson" $g --check-steps 3 --batch-size 7 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 0 ] || fail "exit code $rc"
+    need "checked: 2 rank\(s\) against one process \(gpt, 3 steps"
+    need "DP, MPI's allreduce +bit-identical"
+    need "DP, rank order +bit-identical"
+    need "ZeRO-1 +bit-identical"
+    need "rank 1: +step/65536 +step/65536 +SKIP/32768 +step/32768"
+    need "section 3, ZeRO-1 AdamW: master, m, v +([0-9]+) +\1 +\1 +12 ceil\(Psi/N\)"
+    need "section 4, DP AdamW: m and v +([0-9]+) +\1 +\1 +8 Psi"
+    need "measured = formula on every rank: yes"
+    need "^RESULT model=gpt ranks=2 threads=1 precision=fp32 zero=0 steps=20 .* val_loss=[0-9.]+$"
+    printf '%s\n' "$out" | awk '/validation loss/ { v = $3; u = $NF } END { exit !(v > 0 && v < u) }' ||
+      fail "the validation loss is not below the uniform loss ln V"
+    out=$($mpiexec -n 2 "$lesson" $g --check-steps 0 --zero --accumulate 2 --precision amp_f16 --run-name gz 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 0 ] || fail "--zero --accumulate 2 --precision amp_f16: exit code $rc"
+    need "x 2 accumulated, 20 steps, ZeRO-1 AdamW"
+    need "section 4, ZeRO-1 AdamW: master, m, v +([0-9]+) +\1 +\1 +12 ceil\(Psi/N\)"
+    need "measured = formula on every rank: yes"
+    need "^RESULT model=gpt ranks=2 threads=1 precision=amp_f16 zero=1 steps=20 "
+    [ -s runs/gz/rank1/events.jsonl ] || fail "runs/gz/rank1/events.jsonl is missing or empty"
     ;;
   *) fail "unknown case '$what'" ;;
 esac

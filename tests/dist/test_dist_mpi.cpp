@@ -2,7 +2,8 @@
 // one test per run, named on the command line:
 //
 //   test_dist_mpi collectives | errors | ring | sampler | broadcast | dp_equals_one_process |
-//                 no_sync | zero1_equals_dp | scaler_agrees | tensor_parallel | fixed_order
+//                 no_sync | zero1_equals_dp | scaler_agrees | tensor_parallel | fixed_order |
+//                 gpt_dp_equals_one_process | gpt_zero1_equals_dp
 //
 // Every rank runs the same checks in the same order and prints "OK" / "NOT OK" lines with
 // its rank. A failed check never returns early (a rank that left a sequence of collectives
@@ -14,6 +15,12 @@
 // their gradients (gradient accumulation) and dividing by N. With the same shapes and one
 // thread, every micro-batch's forward and backward gives the same bits in any process, so
 // the only difference left is the order in which the N gradients are added.
+//
+// For chapter 12's GPT the reference computes each rank's gradient on its own (zeroed .grad,
+// that rank's backward) and then adds the N gradients in rank order. Accumulating them by
+// backward, as for the MLP, would not do: the tied weight wte receives two gradients in each
+// backward (the LM head's and the embedding's), so accumulation adds
+// ((h0 + e0) + h1) + e1 where DP adds (h0 + e0) + (h1 + e1).
 #include <omp.h>
 
 #include <cmath>
@@ -26,6 +33,7 @@
 #include <vector>
 
 #include "datasets/synthetic.h"
+#include "datasets/text.h"
 #include "framework/amp/grad_scaler.h"
 #include "framework/dist/communicator.h"
 #include "framework/dist/ddp.h"
@@ -33,6 +41,9 @@
 #include "framework/dist/ring_allreduce.h"
 #include "framework/dist/sampler.h"
 #include "framework/dist/zero.h"
+#include "framework/memory/accountant.h"
+#include "framework/amp/unscale.h"
+#include "framework/nn/models/gpt.h"
 #include "framework/nn/models/mlp.h"
 #include "framework/ops/ops.h"
 #include "framework/optim/adam.h"
@@ -366,6 +377,36 @@ void test_no_sync(Communicator& comm) {
         show(d, values(ref->parameters()).size()));
 }
 
+// Optimizer state as the accountant counts it on this rank: the bytes tagged OptimizerState
+// that ZeroAdamW adds, 4·c at construction (the F32 master shard), 12·c after the first step
+// (AdamW's m and v of the shard, F32), c = ⌈Ψ/N⌉ padding included, and none left after it is
+// destroyed.
+void check_accountant(Communicator& comm, const std::vector<Tensor>& params) {
+  const int OS = int(memory::Tag::OptimizerState);
+  int64_t psi = 0;
+  for (const Tensor& p : params) psi += p.numel();
+  const int64_t c = (psi + comm.world_size() - 1) / comm.world_size();
+  const int64_t before = memory::usage(Device::CPU).current[OS];
+  int64_t made = 0, stepped = 0;
+  {
+    dist::ZeroAdamW zero(params, comm, {});
+    made = memory::usage(Device::CPU).current[OS] - before;
+    for (Tensor p : params) p.set_grad(Tensor::zeros(p.shape()));
+    zero.step();
+    stepped = memory::usage(Device::CPU).current[OS] - before;
+    check(zero.memory().total() == stepped, "ZeroAdamW::memory() = what the accountant counts",
+          std::to_string(zero.memory().total()) + " and " + std::to_string(stepped) + " bytes");
+  }
+  const int64_t after = memory::usage(Device::CPU).current[OS] - before;
+  const std::string sizes = "Ψ = " + std::to_string(psi) + ", N = " + std::to_string(comm.world_size()) +
+                            ", c = ⌈Ψ/N⌉ = " + std::to_string(c);
+  check(made == 4 * c, "accountant: the F32 master shard is 4·⌈Ψ/N⌉ bytes of optimizer state",
+        std::to_string(made) + " bytes, " + sizes);
+  check(stepped == 12 * c, "accountant: master, m and v of the shard are 12·⌈Ψ/N⌉ bytes of optimizer state",
+        std::to_string(stepped) + " bytes, " + sizes);
+  check(after == 0, "accountant: nothing left after ZeroAdamW is destroyed", std::to_string(after) + " bytes");
+}
+
 void test_zero1(Communicator& comm) {
   const DPRun dp = train_dp(comm, Opt::AdamW, false);
   const DPRun z = train_dp(comm, Opt::AdamW, true);
@@ -383,6 +424,11 @@ void test_zero1(Communicator& comm) {
   optim::AdamW plain(model->parameters(), {});
   plain.step();
   check(dist::optimizer_memory(plain).total() == 8 * psi, "plain AdamW keeps m and v: 8·Ψ bytes");
+  // The accountant's own count (framework/memory/accountant.h), with an odd Ψ so that the last
+  // rank's shard holds padding: the MLP and one more parameter of 1 element.
+  std::vector<Tensor> params = model->parameters();
+  params.push_back(Tensor::zeros({1}).requires_grad_(true));
+  check_accountant(comm, params);
 }
 
 // An inf on rank 1 only. With ZeRO-1 each rank checks only its shard of the averaged
@@ -451,6 +497,181 @@ void test_fixed_order(Communicator& comm) {
   check(diff(zero.params, plain.params).differ == 0, "fixed order: ZeRO-1 = DP, bit for bit, at any N");
 }
 
+
+// ---- chapter 12's GPT ------------------------------------------------------------------------
+// A tiny GPT (2 blocks, 2 heads, C = 16, T = 8) on a made-up text, global batch 7: 4 windows
+// on rank 0 and 3 on rank 1, so the ranks' losses are weighted (sampler.h).
+
+constexpr int64_t kGptBatch = 7, kGptT = 8;
+constexpr int kGptSteps = 4;
+
+const data::TextCorpus& tiny_text() {
+  static const data::TextCorpus corpus = [] {
+    const char* words[] = {"the ", "cat ", "sat ", "on ", "a ", "mat, ", "and ", "dog ", "ran. ", "\n"};
+    std::string text;
+    uint32_t x = 12345;
+    while (text.size() < 4000) {
+      x = x * 1103515245u + 12345u;
+      text += words[(x >> 16) % 10];
+    }
+    return data::make_text_corpus(text, "the test's text", kGptT);
+  }();
+  return corpus;
+}
+
+// The generator lives beside the model, which keeps a reference to it (gpt.h).
+struct TinyGPT {
+  Generator gen;
+  nn::GPT model;
+  explicit TinyGPT(uint64_t seed) : gen(seed), model(config(), gen) {}
+  static nn::GPTConfig config() {
+    nn::GPTConfig c;
+    c.n_layer = 2;
+    c.n_head = 2;
+    c.n_embd = 16;
+    c.block_size = kGptT;
+    c.vocab_size = tiny_text().vocab_size();
+    return c;
+  }
+};
+
+// One rank's share of global batch `step`, its mean loss weighted by the sampler and `scale`.
+Tensor gpt_share_loss(nn::GPT& model, const dist::DistributedTextSampler& s, int64_t step, double scale) {
+  const data::TokenBatch b = s.batch(step);
+  Tensor loss = nn::GPT::loss(model.forward(b.x, b.B, b.T), b.y);
+  const double w = s.loss_weight() * scale;
+  return w == 1.0 ? loss : mul(loss, w);
+}
+
+// One process: for each optimizer step, each rank's gradient computed alone (its K global
+// batches accumulated by backward, each loss / K, as a rank does under no_sync), then the N
+// gradients added in rank order and divided by N.
+std::vector<float> gpt_one_process(int N, Opt which, int K) {
+  TinyGPT m(7);
+  auto opt = make_opt(which, m.model.parameters());
+  std::vector<dist::DistributedTextSampler> ranks;
+  for (int k = 0; k < N; ++k) ranks.emplace_back(tiny_text().train, kGptBatch, kGptT, k, N, 11);
+  const std::vector<Tensor> params = m.model.parameters();
+  for (int step = 0; step < kGptSteps; ++step) {
+    std::vector<Tensor> total(params.size());
+    for (int k = 0; k < N; ++k) {
+      opt->zero_grad();
+      for (int j = 0; j < K; ++j) gpt_share_loss(m.model, ranks[size_t(k)], step * K + j, 1.0 / K).backward();
+      for (size_t i = 0; i < params.size(); ++i) {
+        if (k == 0) total[i] = params[i].grad().clone();
+        else add_(total[i], params[i].grad());
+      }
+    }
+    for (size_t i = 0; i < params.size(); ++i) {
+      mul_(total[i], 1.0 / N);
+      Tensor p = params[i];
+      p.set_grad(total[i]);
+    }
+    opt->step();
+  }
+  return values(m.model.parameters());
+}
+
+// One process, each global batch of 7 windows in one forward and backward.
+std::vector<float> gpt_whole_batch() {
+  TinyGPT m(7);
+  auto opt = make_opt(Opt::SGD, m.model.parameters());
+  const dist::DistributedTextSampler all(tiny_text().train, kGptBatch, kGptT, 0, 1, 11);
+  for (int step = 0; step < kGptSteps; ++step) {
+    opt->zero_grad();
+    gpt_share_loss(m.model, all, step, 1.0).backward();
+    opt->step();
+  }
+  return values(m.model.parameters());
+}
+
+struct GPTRun {
+  std::vector<float> params;
+  double first_norm = 0;  // the gradient norm of the first step (clipping measures it)
+};
+
+// N ranks: DDP (K global batches a step, no_sync on all but the last), or ZeRO-1 (AdamW).
+GPTRun gpt_dp(Communicator& comm, Opt which, bool zero, int K) {
+  TinyGPT m(7 + uint64_t(comm.rank()));  // different on purpose: DDP broadcasts rank 0's
+  dist::DistributedDataParallel ddp(m.model, comm, {.bucket_mb = 0.01});
+  const dist::DistributedTextSampler s(tiny_text().train, kGptBatch, kGptT, comm.rank(), comm.world_size(), 11);
+  std::unique_ptr<optim::Optimizer> opt;
+  std::unique_ptr<dist::ZeroAdamW> zopt;
+  if (zero) zopt = std::make_unique<dist::ZeroAdamW>(m.model.parameters(), comm, optim::AdamOptions{.lr = 1e-3, .weight_decay = 0.01});
+  else opt = make_opt(which, m.model.parameters());
+  GPTRun r;
+  for (int step = 0; step < kGptSteps; ++step) {
+    if (zero) zopt->zero_grad();
+    else opt->zero_grad();
+    for (int j = 0; j < K; ++j) {
+      Tensor loss = gpt_share_loss(m.model, s, step * K + j, 1.0 / K);
+      if (zero) {
+        loss.backward();  // ZeRO-1 reduces after backward, all at once
+      } else if (j + 1 < K) {
+        auto quiet = ddp.no_sync();
+        ddp.backward(loss);
+      } else {
+        ddp.backward(loss);
+      }
+    }
+    if (zero) {
+      zopt->reduce_gradients();
+      // infinity: measure the norm, change nothing
+      if (step == 0) r.first_norm = zopt->clip_grad_norm_(std::numeric_limits<double>::infinity());
+      zopt->optimizer().step();
+      zopt->gather_parameters();
+    } else {
+      if (step == 0) r.first_norm = amp::clip_grad_norm_(m.model.parameters(), std::numeric_limits<double>::infinity());
+      opt->step();
+    }
+  }
+  r.params = values(m.model.parameters());
+  return r;
+}
+
+void test_gpt_dp_equals_one_process(Communicator& comm) {
+  const int N = comm.world_size();
+  for (int K : {1, 2}) {
+    const std::vector<float> ref = gpt_one_process(N, Opt::SGD, K);
+    for (dist::Reduction r : {dist::Reduction::Library, dist::Reduction::FixedOrder}) {
+      if (N > 2 && r == dist::Reduction::Library) continue;  // only rank order is promised beyond 2
+      comm.set_reduction(r);
+      const std::string mode = std::string(r == dist::Reduction::Library ? "MPI's allreduce" : "rank order") +
+                               ", K = " + std::to_string(K) + (K > 1 ? " global batches a step, no_sync" : "");
+      const GPTRun dp = gpt_dp(comm, Opt::SGD, false, K);
+      check(same_on_every_rank(comm, dp.params), "GPT DP (" + mode + "): every rank has the same parameters");
+      const Diff d = diff(dp.params, ref);
+      check(d.differ == 0, "GPT DP (" + mode + ") = one process adding the ranks' gradients in rank order, bit for bit",
+            show(d, ref.size()));
+    }
+  }
+  comm.set_reduction(dist::Reduction::Library);
+  // Against one process with each global batch whole: the sum over the batch is split
+  // differently. 4 SGD steps with momentum, lr 0.05: measured max |diff| / max|w| = 1.5e-8 (2 and 3 ranks).
+  const std::vector<float> whole = gpt_whole_batch();
+  const GPTRun dp = gpt_dp(comm, Opt::SGD, false, 1);
+  const Diff d = diff(dp.params, whole);
+  check(d.rel < 1e-5, "GPT DP = one process with the same global batch, within 1e-5 of max|w|", show(d, whole.size()));
+}
+
+void test_gpt_zero1(Communicator& comm) {
+  if (comm.world_size() > 2) comm.set_reduction(dist::Reduction::FixedOrder);  // the orders must agree beyond 2
+  const GPTRun dp = gpt_dp(comm, Opt::AdamW, false, 1);
+  const GPTRun z = gpt_dp(comm, Opt::AdamW, true, 1);
+  const Diff d = diff(z.params, dp.params);
+  check(d.differ == 0, "GPT: ZeRO-1 = DP with AdamW, bit for bit", show(d, dp.params.size()));
+  check(same_on_every_rank(comm, z.params), "GPT ZeRO-1: every rank has the same parameters");
+  // The global gradient norm from the shards (one allreduce of the sums of squares) against
+  // the norm of DP's whole averaged gradient: the same numbers, summed in another order.
+  const double rel = std::fabs(z.first_norm - dp.first_norm) / dp.first_norm;
+  char detail[96];
+  std::snprintf(detail, sizeof detail, "%.9g and %.9g, relative difference %.1e", z.first_norm, dp.first_norm, rel);
+  check(dp.first_norm > 0 && rel < 1e-9, "GPT ZeRO-1: the sharded gradient norm = DP's", detail);
+  comm.set_reduction(dist::Reduction::Library);
+  TinyGPT m(7);
+  check_accountant(comm, m.model.parameters());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -463,7 +684,8 @@ int main(int argc, char** argv) {
       {"broadcast", test_broadcast},           {"dp_equals_one_process", test_dp_equals_one_process},
       {"no_sync", test_no_sync},               {"zero1_equals_dp", test_zero1},
       {"scaler_agrees", test_scaler_agrees},   {"tensor_parallel", test_tensor_parallel},
-      {"fixed_order", test_fixed_order}};
+      {"fixed_order", test_fixed_order},       {"gpt_dp_equals_one_process", test_gpt_dp_equals_one_process},
+      {"gpt_zero1_equals_dp", test_gpt_zero1}};
   if (argc != 2 || !tests.count(argv[1])) {
     if (comm.rank() == 0) {
       std::fprintf(stderr, "usage: mpiexec -n 2 test_dist_mpi TEST; tests:");

@@ -1,5 +1,6 @@
 // The parts of data parallelism that need no second process: the ring's schedule (simulated
-// with every rank's buffer in this process), the sampler's split of an epoch, the buckets,
+// with every rank's buffer in this process), the sampler's split of an epoch (and of a
+// global batch of text windows), the buckets,
 // the pipeline's bubble, and the two hooks data parallelism adds to the engine (autograd's
 // grad-ready hook, the GradScaler's found-inf reducer).
 #include <doctest/doctest.h>
@@ -136,6 +137,49 @@ TEST_CASE("sampler: bad arguments are refused with a message") {
   CHECK_THROWS_WITH(dist::DistributedSampler(0, 8, 0, 2, 0), doctest::Contains("no examples"));
   CHECK_THROWS_WITH(dist::DistributedSampler(10, 8, 2, 2, 0), doctest::Contains("rank 2 of 2 is not a rank"));
   CHECK_THROWS_WITH(dist::DistributedSampler(10, 3, 0, 4, 0), doctest::Contains("at least one example per rank"));
+}
+
+TEST_CASE("text sampler: every window of a global batch on exactly one rank, weights that give the global mean") {
+  std::vector<int32_t> tokens(500);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t((i * 7) % 13);
+  const int64_t T = 9;
+  for (int N : {1, 2, 3, 4})
+    for (int64_t B : {int64_t(4), int64_t(7), int64_t(12)}) {
+      if (B < N) continue;
+      for (int64_t step : {0, 1, 5}) {
+        const data::TokenBatch global = data::random_batch(tokens, B, T, 3, step);  // what one process reads
+        std::vector<int> used(size_t(B), 0);
+        // Mean-loss bookkeeping as for the images: with loss ℓ_i = i for window i,
+        // (1/N) Σ_k w_k · mean_k must be the global mean Σ ℓ_i / B.
+        double weighted = 0;
+        for (int k = 0; k < N; ++k) {
+          const dist::DistributedTextSampler s(tokens, B, T, k, N, 3);
+          const data::TokenBatch mine = s.batch(step);
+          INFO("N " << N << " B " << B << " step " << step << " rank " << k);
+          REQUIRE(mine.B == s.rank_batch_size());
+          REQUIRE(mine.T == T);
+          REQUIRE(int64_t(mine.x.size()) == mine.B * T);
+          double sum = 0;
+          for (int64_t j = 0; j < mine.B; ++j) {
+            // rank k's j-th window is window k + j·N of the global batch, the same tokens
+            const int64_t i = k + j * N;
+            REQUIRE(i < B);
+            ++used[size_t(i)];
+            sum += double(i);
+            CHECK(mine.starts[size_t(j)] == global.starts[size_t(i)]);
+            CHECK(std::equal(mine.x.begin() + j * T, mine.x.begin() + (j + 1) * T, global.x.begin() + i * T));
+            CHECK(std::equal(mine.y.begin() + j * T, mine.y.begin() + (j + 1) * T, global.y.begin() + i * T));
+          }
+          weighted += s.loss_weight() * (sum / double(mine.B)) / N;
+        }
+        for (int64_t i = 0; i < B; ++i) CHECK(used[size_t(i)] == 1);
+        CHECK(weighted == doctest::Approx(double(B - 1) / 2).epsilon(1e-12));
+      }
+    }
+  const std::vector<int32_t> few(5, 0);
+  CHECK_THROWS_WITH(dist::DistributedTextSampler(tokens, 3, T, 0, 4, 0), doctest::Contains("at least one sequence per rank"));
+  CHECK_THROWS_WITH(dist::DistributedTextSampler(tokens, 8, T, 2, 2, 0), doctest::Contains("rank 2 of 2 is not a rank"));
+  CHECK_THROWS_WITH(dist::DistributedTextSampler(few, 8, T, 0, 2, 0), doctest::Contains("5 tokens cannot hold a window"));
 }
 
 // ---- buckets and the pipeline ----------------------------------------------------------------

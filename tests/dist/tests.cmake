@@ -5,7 +5,7 @@
 #   test_dist_mpi     one ctest test per check group, each under `mpiexec -n 2` (label mpi);
 #                     fixed_order also at 4 ranks (--oversubscribe: more ranks than cores)
 #   lesson_13 ...     the chapter's program under mpiexec: the equality checks, a rank that
-#                     fails or is killed, bad flags
+#                     fails or is killed, bad flags, the GPT (DP, ZeRO-1, the accountant's bytes)
 #   test_nccl         (a build with NCCL) world size 1 on one GPU; exits 77 without a GPU
 add_executable(test_dist_units ${CMAKE_CURRENT_LIST_DIR}/test_dist_units.cpp)
 target_link_libraries(test_dist_units PRIVATE halfgrad hg_doctest_main hg_warnings)
@@ -21,7 +21,7 @@ if(HG_WITH_MPI)
   set(HG_MPIEXEC ${MPIEXEC_EXECUTABLE} --oversubscribe --bind-to none)
   string(REPLACE ";" " " HG_MPIEXEC_LINE "${HG_MPIEXEC}")
   foreach(t collectives errors ring sampler broadcast dp_equals_one_process no_sync zero1_equals_dp
-            scaler_agrees tensor_parallel fixed_order)
+            scaler_agrees tensor_parallel fixed_order gpt_dp_equals_one_process gpt_zero1_equals_dp)
     add_test(NAME mpi_${t} COMMAND ${HG_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 $<TARGET_FILE:test_dist_mpi> ${t})
     set_tests_properties(mpi_${t} PROPERTIES LABELS "mpi" TIMEOUT 120 ENVIRONMENT "${HG_MPI_TEST_ENV}"
                          PASS_REGULAR_EXPRESSION "${t}: all checks passed" FAIL_REGULAR_EXPRESSION "NOT OK")
@@ -34,7 +34,7 @@ endif()
 
 # The chapter's program (FashionMNIST, as the other chapters' tests).
 if(HG_WITH_MPI AND TARGET lesson_13)
-  foreach(case checks killed throws folders diverges)
+  foreach(case checks killed throws folders diverges gpt)
     add_test(NAME lesson_13_${case}
              COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/lesson_13.sh ${case} "${HG_MPIEXEC_LINE}" $<TARGET_FILE:lesson_13>
                      ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_${case})
