@@ -114,7 +114,22 @@ Fp8Linear::Fp8Linear(int64_t in, int64_t out, Generator& gen, const RecipeConfig
                      Accumulator acc)
     : nn::Linear(in, out, gen), recipe(r), scalers(std::make_shared<LinearScalers>(r, name, acc)) {}
 
-Tensor Fp8Linear::forward(const Tensor& x) { return fp8_linear(x, weight, bias, scalers); }
+// x (..., in) -> (..., out), as nn::Linear: the leading dims fold into N (a GPT's (B, T, C) is
+// B·T rows of C). Under autocast x may arrive in BF16 or F16 (the output of attention's
+// att·v): widening it to F32 is exact, and the FP8 cast inside sees the same values. The
+// output stays F32 (Transformer Engine writes the autocast dtype; F32 only adds precision
+// after the FP8 GEMM, whose own error is 2^-4 per operand).
+Tensor Fp8Linear::forward(const Tensor& x) {
+  if (!x.defined() || x.dim() < 1 || x.size(x.dim() - 1) != in_features)
+    throw std::invalid_argument(fmt::format("{}: expects x (..., {}), got {}", describe(), in_features,
+                                            x.defined() ? shape_str(x.shape()) : "undefined"));
+  Tensor x32 = x.dtype() == DType::F32 ? x : x.to(DType::F32);
+  if (x.dim() == 2) return fp8_linear(x32, weight, bias, scalers);
+  Shape out_shape = x.shape();
+  out_shape.back() = out_features;
+  Tensor y = fp8_linear(reshape(x32, {-1, in_features}), weight, bias, scalers);  // (N, out), N = Π leading
+  return reshape(y, out_shape);                                                   // (..., out)
+}
 
 std::string Fp8Linear::describe() const {
   return fmt::format("Fp8Linear({} -> {}, {} scaling, {})", in_features, out_features, recipe_name(recipe.recipe),

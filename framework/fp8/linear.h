@@ -75,7 +75,7 @@ class Fp8Linear : public nn::Linear {
  public:
   Fp8Linear(int64_t in, int64_t out, Generator& gen, const RecipeConfig& recipe, const std::string& name,
             Accumulator acc = {});
-  Tensor forward(const Tensor& x) override;
+  Tensor forward(const Tensor& x) override;  // (N, in) -> (N, out); (..., in) -> (..., out)
   std::string describe() const override;
   // x, w and dy of the last step (dy after the backward pass)
   std::vector<ScaleRecord> records() const { return {scalers->x.last(), scalers->w.last(), scalers->dy.last()}; }
