@@ -107,6 +107,18 @@ TEST_CASE("fp8 linear: (B, T, C) in, (B, T, out) out: the same values and gradie
   }
   Generator g(0);
   fp8::Fp8Linear l(8, 4, g, {Recipe::Current, true}, "l");
+  {
+    // under BF16 autocast: a BF16 input is taken (widened exactly), the output is BF16, as
+    // the BF16 Linear it replaces would give: the same as widening the input by hand
+    const Tensor x = Tensor::randn({2, 3, 8}, g);
+    const Tensor y32 = l.forward(x);
+    CHECK(y32.dtype() == DType::F32);
+    amp::Autocast ac(DType::BF16);
+    const Tensor y16 = l.forward(x.to(DType::BF16));
+    CHECK(y16.dtype() == DType::BF16);
+    CHECK(y16.shape() == Shape{2, 3, 4});
+    CHECK(y16.to_vector() == l.forward(x.to(DType::BF16).to(DType::F32)).to_vector());
+  }
   try {
     l.forward(Tensor::zeros({2, 3, 7}));
     FAIL("a (2, 3, 7) input to a layer of 8 inputs was taken");
