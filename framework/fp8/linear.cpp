@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "framework/amp/autocast.h"
 #include "framework/autograd/grad_mode.h"
 #include "framework/autograd/node.h"
 #include "framework/ops/ops.h"
@@ -114,7 +115,27 @@ Fp8Linear::Fp8Linear(int64_t in, int64_t out, Generator& gen, const RecipeConfig
                      Accumulator acc)
     : nn::Linear(in, out, gen), recipe(r), scalers(std::make_shared<LinearScalers>(r, name, acc)) {}
 
-Tensor Fp8Linear::forward(const Tensor& x) { return fp8_linear(x, weight, bias, scalers); }
+// x (..., in) -> (..., out), as nn::Linear: the leading dims fold into N (a GPT's (B, T, C) is
+// B·T rows of C). Under autocast x may arrive in BF16 or F16 (the output of attention's
+// att·v): widening it to F32 is exact, and the FP8 cast inside sees the same values. The
+// output is rounded to the autocast dtype, as Transformer Engine writes its FP8 GEMM's
+// output in the activations' dtype: then an FP8 run differs from its BF16 baseline only in
+// the GEMM's inputs. Without autocast it stays F32.
+Tensor Fp8Linear::forward(const Tensor& x) {
+  if (!x.defined() || x.dim() < 1 || x.size(x.dim() - 1) != in_features)
+    throw std::invalid_argument(fmt::format("{}: expects x (..., {}), got {}", describe(), in_features,
+                                            x.defined() ? shape_str(x.shape()) : "undefined"));
+  Tensor x32 = x.dtype() == DType::F32 ? x : x.to(DType::F32);
+  Tensor y;
+  if (x.dim() == 2) {
+    y = fp8_linear(x32, weight, bias, scalers);  // (N, out)
+  } else {
+    Shape out_shape = x.shape();
+    out_shape.back() = out_features;
+    y = reshape(fp8_linear(reshape(x32, {-1, in_features}), weight, bias, scalers), out_shape);  // (..., out)
+  }
+  return amp::autocast_enabled() ? y.to(amp::autocast_dtype()) : y;
+}
 
 std::string Fp8Linear::describe() const {
   return fmt::format("Fp8Linear({} -> {}, {} scaling, {})", in_features, out_features, recipe_name(recipe.recipe),

@@ -13,7 +13,8 @@
 // DeepSeek-V3 does for its wgrad.
 //
 // Master weights and the optimizer stay F32: the layer's weight is an ordinary F32
-// parameter, quantized again at every forward. The output and the gradients are F32.
+// parameter, quantized again at every forward. The output and the gradients are F32 (the
+// layer rounds its output to the autocast dtype inside an autocast region).
 //
 // The three tensors x, w, dy each have a Scaler: the recipe's state (the amax history for
 // delayed scaling) and what the last cast did (ScaleRecord, for the run log's fp8_scale
@@ -75,7 +76,7 @@ class Fp8Linear : public nn::Linear {
  public:
   Fp8Linear(int64_t in, int64_t out, Generator& gen, const RecipeConfig& recipe, const std::string& name,
             Accumulator acc = {});
-  Tensor forward(const Tensor& x) override;
+  Tensor forward(const Tensor& x) override;  // (N, in) -> (N, out); (..., in) -> (..., out)
   std::string describe() const override;
   // x, w and dy of the last step (dy after the backward pass)
   std::vector<ScaleRecord> records() const { return {scalers->x.last(), scalers->w.last(), scalers->dy.last()}; }

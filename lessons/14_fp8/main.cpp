@@ -4,12 +4,15 @@
 //   2. why scaling       small gradients and large activations cast with and without a scale
 //   3. the recipes       one tensor with an outlier channel under each recipe
 //   4. accumulation      the FP8 GEMM's 14-bit accumulator: error against K, and promotion
-//   5. training          chapter 02's MLP in BF16 autocast and in FP8 under each recipe
+//   5. training          chapter 02's MLP (--model mlp) or chapter 12's GPT (--model gpt) in
+//                        BF16 autocast and in FP8 under each recipe, from the same weights
 //
 // Sections 1-4 are deterministic; section 5 writes runs/<run-name>_<run>/ for the viewer with
 // an fp8_scale event per FP8 tensor and step (docs/run-log.md).
-// Legend: N batch, K the summed dimension of a GEMM, C channels (columns).
+// Legend: N batch, K the summed dimension of a GEMM, C channels (columns); for the GPT B
+// sequences of T tokens.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cmath>
@@ -20,14 +23,22 @@
 
 #include "datasets/fashion_mnist.h"
 #include "datasets/paths.h"
+#include "datasets/text.h"
 #include "framework/amp/autocast.h"
+#include "framework/amp/grad_scaler.h"
+#include "framework/amp/unscale.h"
+#include "framework/autograd/grad_mode.h"
 #include "framework/data/loader.h"
 #include "framework/fp8/mlp.h"
 #include "framework/io/run_log.h"
+#include "framework/nn/models/gpt.h"
 #include "framework/nn/models/mlp.h"
 #include "framework/ops/ops.h"
+#include "framework/optim/adam.h"
+#include "framework/optim/lr_schedule.h"
 #include "framework/optim/sgd.h"
 #include "framework/train/cli.h"
+#include "framework/train/lm_step.h"
 #include "framework/train/run_folder.h"
 #include "framework/train/step.h"
 
@@ -151,9 +162,13 @@ void accumulation() {
 struct Flags {
   std::string sections = "formats,scaling,recipes,accumulation,train";
   std::string runs = "bf16,current,delayed,block,mx";
+  std::string model = "mlp";
   int epochs = 1;
-  int64_t batch_size = 128, limit_train = 10000, limit_test = 2000;
-  double lr = 0.05, momentum = 0.9;
+  int64_t batch_size = 128, limit_train = 10000, limit_test = 2000;  // the GPT's batch: 16 sequences
+  double lr = 0.05, momentum = 0.9;                                   // the GPT's lr: 3e-3 (AdamW)
+  // the GPT: small enough that five runs of the emulated FP8 GEMM take minutes on 2 cores
+  int64_t steps = 200, n_layer = 2, n_head = 2, n_embd = 64, block_size = 32, eval_batches = 8;
+  std::string text;  // a UTF-8 text file; "" = Debian's fortunes
   uint64_t seed = 0;
   int history = 16, margin = 0;
   std::string formats = "hybrid";
@@ -286,6 +301,137 @@ int training(const Flags& f) {
   return any_diverged ? 3 : 0;
 }
 
+// ---- 5b. training the GPT ----------------------------------------------------------------------
+// Chapter 12's GPT and loop (AdamW, warmup then cosine, clipping at 1, a fixed set of
+// validation batches) with its four projections per block in FP8 (GPTConfig::fp8). Every
+// run, the baseline too, runs under BF16 autocast, as Transformer Engine's fp8_autocast sits
+// inside a BF16 model: the embeddings, layer norms, q·kᵀ, att·v and the LM head are the
+// same in every run, so the gap to BF16 is the projections' FP8 alone. The same seed gives
+// every run the same initial weights and the same batches.
+constexpr uint64_t kValSeed = 0x5eed0f7a1;  // chapter 12's: the validation text of every run
+
+struct GptResult {
+  bool diverged = false;
+  double last_loss = 0, val_loss = 0, seconds = 0, max_dy_underflow = 0;
+};
+
+double gpt_validation_loss(hg::nn::GPT& model, const std::vector<int32_t>& val, const Flags& f) {
+  hg::NoGradGuard no_grad;  // the delayed recipe's histories do not move either
+  model.eval();
+  double sum = 0;
+  for (int64_t i = 0; i < f.eval_batches; ++i) {
+    const hg::data::TokenBatch b = hg::data::random_batch(val, f.batch_size, f.block_size, kValSeed, i);
+    hg::amp::Autocast ac(hg::DType::BF16);
+    sum += hg::nn::GPT::loss(model.forward(b.x, b.B, b.T), b.y).item();
+  }
+  model.train();
+  return sum / double(f.eval_batches);
+}
+
+GptResult train_gpt(const std::string& run, const Flags& f, const hg::data::TextCorpus& corpus) {
+  hg::nn::GPTConfig config;
+  config.n_layer = f.n_layer;
+  config.n_head = f.n_head;
+  config.n_embd = f.n_embd;
+  config.block_size = f.block_size;
+  config.vocab_size = corpus.vocab_size();
+  if (run != "bf16") config.fp8 = RecipeConfig{parse_recipe(run), f.formats == "hybrid", f.history, f.margin};
+  hg::Generator gen(f.seed);
+  hg::nn::GPT model(config, gen);  // the same weights in every run: fp8 only changes the layer type
+  hg::optim::AdamOptions ao;
+  ao.lr = f.lr;
+  ao.beta2 = 0.99;
+  ao.weight_decay = 0.1;
+  hg::optim::AdamW opt(model.parameters(), ao);
+  const int64_t warmup = std::max<int64_t>(1, f.steps / 10);
+  const auto schedule = hg::optim::LRSchedule::cosine(f.lr, std::max<int64_t>(1, f.steps - warmup), 0.1 * f.lr, warmup);
+  const hg::amp::GradScaler no_scaler(hg::amp::ScaleRule{}, /*enabled=*/false);  // BF16 and FP8 need none
+
+  const std::string dir = hg::train::claim_run_folder(f.run_name + "_" + run, f.overwrite, false);
+  hg::io::RunLog log(dir, {{"lesson", "14_fp8"}, {"model", "gpt"},
+                           {"precision", run == "bf16" ? "amp_bf16" : "fp8_" + run + "+amp_bf16"},
+                           {"device", "cpu"}, {"seed", f.seed},
+                           {"args", {{"steps", f.steps}, {"batch_size", f.batch_size}, {"lr", f.lr},
+                                     {"n_layer", f.n_layer}, {"n_head", f.n_head}, {"n_embd", f.n_embd},
+                                     {"block_size", f.block_size}, {"formats", f.formats},
+                                     {"history", f.history}, {"margin", f.margin}}}});
+  GptResult r;
+  std::vector<double> recent;  // the last 20 losses: the "train loss" averages them
+  const auto t0 = Clock::now();
+  for (int64_t step = 0; step < f.steps; ++step) {
+    opt.set_lr(schedule.lr_at(step));
+    opt.zero_grad();
+    const hg::data::TokenBatch batch = hg::data::random_batch(corpus.train, f.batch_size, f.block_size, f.seed, step);
+    const double l = hg::train::accumulate_gradients(model, no_scaler, {batch}, hg::DType::BF16);
+    if (!std::isfinite(l)) {
+      std::fprintf(stderr, "lesson_14: run %s diverged at step %lld (loss %g)\n", run.c_str(), (long long)step, l);
+      log.end("diverged");
+      r.diverged = true;
+      return r;
+    }
+    hg::amp::clip_grad_norm_(opt.params(), 1.0);
+    opt.step();
+    log.scalar(step, "train/loss", l);
+    const std::vector<ScaleRecord> rec = model.fp8_records();  // empty for bf16
+    log_fp8_scales(log, step, rec);
+    for (const ScaleRecord& s : rec)
+      if (s.tensor.size() > 3 && s.tensor.substr(s.tensor.size() - 3) == ".dy" && s.stats.nonzero)
+        r.max_dy_underflow = std::max(r.max_dy_underflow, double(s.stats.underflow) / double(s.stats.nonzero));
+    recent.push_back(l);
+    if (recent.size() > 20) recent.erase(recent.begin());
+  }
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  for (double l : recent) r.last_loss += l / double(recent.size());
+  r.val_loss = gpt_validation_loss(model, corpus.val, f);
+  log.scalar(f.steps - 1, "val/loss", r.val_loss);
+  log.end("finished");
+  return r;
+}
+
+int training_gpt(const Flags& f) {
+  const hg::data::TextCorpus corpus = hg::data::load_text_corpus(f.text, f.block_size);
+  std::printf("== 5. training the GPT on the CPU: %s, vocabulary %lld; n_layer %lld, n_head %lld, n_embd %lld, "
+              "block_size %lld; %lld steps of %lld sequences, AdamW lr %g (cosine), clip 1, %s formats, "
+              "delayed history %d, margin %d ==\n",
+              corpus.source.c_str(), (long long)corpus.vocab_size(), (long long)f.n_layer, (long long)f.n_head,
+              (long long)f.n_embd, (long long)f.block_size, (long long)f.steps, (long long)f.batch_size, f.lr,
+              f.formats == "hybrid" ? "HYBRID (E4M3 forward, E5M2 gradients)" : "E4M3-only", f.history, f.margin);
+  std::printf("  FP8: the 4 projections of each block (x, w, dy of each cast); BF16 autocast for the rest in every run\n");
+  const std::vector<std::string> runs = hg::train::split_list(f.runs);
+  std::vector<GptResult> results;
+  for (const std::string& run : runs) {
+    results.push_back(train_gpt(run, f, corpus));
+    const GptResult& r = results.back();
+    if (r.diverged) std::printf("  %-8s diverged\n", run.c_str());
+    else std::printf("  %-8s train loss %.4f  validation loss %.4f  (%.1f s)\n", run.c_str(), r.last_loss, r.val_loss, r.seconds);
+    std::fflush(stdout);
+  }
+  const GptResult* base = nullptr;
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (runs[i] == "bf16" && !results[i].diverged) base = &results[i];
+  auto gap = [&](double v, double b) { return base ? hg::train::detail::fmt_g(std::round((v - b) * 1e4) / 1e4) : "-"; };
+  std::printf("\n%-8s %10s %10s %10s %10s %13s %8s\n", "run", "train loss", "train gap", "val loss", "val gap",
+              "dy underflow", "s/run");
+  bool any_diverged = false;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const GptResult& r = results[i];
+    if (r.diverged) {
+      std::printf("%-8s %10s\n", runs[i].c_str(), "diverged");
+      any_diverged = true;
+      continue;
+    }
+    const std::string dy = runs[i] == "bf16" ? "-" : hg::train::detail::fmt_g(std::round(r.max_dy_underflow * 1e4) / 1e4);
+    std::printf("%-8s %10.4f %10s %10.4f %10s %13s %8.1f\n", runs[i].c_str(), r.last_loss,
+                gap(r.last_loss, base ? base->last_loss : 0).c_str(), r.val_loss,
+                gap(r.val_loss, base ? base->val_loss : 0).c_str(), dy.c_str(), r.seconds);
+  }
+  std::printf("train loss: the mean of the last 20 steps' losses; val loss: %lld fixed validation batches, the same\n"
+              "for every run; gap: minus BF16's; dy underflow: the largest fraction of a gradient's non-zero values\n"
+              "that its FP8 cast (E5M2 in HYBRID) flushed to 0, over all steps and projections.\n",
+              (long long)f.eval_batches);
+  return any_diverged ? 3 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -296,14 +442,17 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(ListOf({"formats", "scaling", "recipes", "accumulation", "train"}));
   app.add_option("--runs", f.runs, "training runs: bf16 (autocast baseline) and FP8 recipes")
       ->capture_default_str()->check(ListOf({"bf16", "current", "delayed", "block", "mx"}));
-  app.add_option("--epochs", f.epochs, "passes over the training set")->capture_default_str()
+  app.add_option("--model", f.model, "what section 5 trains: mlp (FashionMNIST) | gpt (text)")
+      ->capture_default_str()->check(OneOf({"mlp", "gpt"}));
+  app.add_option("--epochs", f.epochs, "mlp: passes over the training set")->capture_default_str()
       ->check(WholeIn(1, kMaxEpochs, "a number of epochs from 1 to " + std::to_string(kMaxEpochs)));
-  app.add_option("--batch-size", f.batch_size, "images per step")->capture_default_str()
+  app.add_option("--batch-size", f.batch_size, "images per step (mlp, default 128) or sequences (gpt, default 16)")
       ->check(WholeIn(1, kMaxBatch, "a batch size from 1 to " + std::to_string(kMaxBatch)));
-  app.add_option("--limit-train", f.limit_train, "use the first N training images")->capture_default_str()->check(ImageLimit());
-  app.add_option("--limit-test", f.limit_test, "use the first N test images")->capture_default_str()->check(ImageLimit());
-  app.add_option("--lr", f.lr, "SGD learning rate")->capture_default_str()->check(NonNegative());
-  app.add_option("--momentum", f.momentum, "SGD momentum")->capture_default_str()
+  app.add_option("--limit-train", f.limit_train, "mlp: use the first N training images")->capture_default_str()->check(ImageLimit());
+  app.add_option("--limit-test", f.limit_test, "mlp: use the first N test images")->capture_default_str()->check(ImageLimit());
+  app.add_option("--lr", f.lr, "learning rate: SGD's for the mlp (default 0.05), AdamW's for the gpt (default 3e-3)")
+      ->check(NonNegative());
+  app.add_option("--momentum", f.momentum, "mlp: SGD momentum")->capture_default_str()
       ->check(FiniteIn(0.0, 1.0, "a momentum from 0 to 1"));
   app.add_option("--seed", f.seed, "initial weights and shuffling")->capture_default_str()
       ->check(WholeIn(0, kMaxWhole, "a seed from 0 to 2^63-1"));
@@ -313,12 +462,39 @@ int main(int argc, char** argv) {
       ->check(WholeIn(0, 64, "a margin from 0 to 64"));
   app.add_option("--formats", f.formats, "hybrid (E4M3 forward, E5M2 gradients) | e4m3")->capture_default_str()
       ->check(OneOf({"hybrid", "e4m3"}));
-  app.add_option("--data", f.data, "FashionMNIST folder (default: $HG_DATA, then the Debian package)");
-  app.add_option("--run-name", f.run_name, "runs/<NAME>_<run>/ for each run")->capture_default_str()->check(RunName());
+  app.add_option("--data", f.data, "mlp: FashionMNIST folder (default: $HG_DATA, then the Debian package)");
+  app.add_option("--steps", f.steps, "gpt: optimizer steps")->capture_default_str()
+      ->check(WholeIn(1, 10000000, "a number of steps from 1 to 10^7"));
+  app.add_option("--n-layer", f.n_layer, "gpt: transformer blocks")->capture_default_str()
+      ->check(WholeIn(1, 256, "a depth from 1 to 256"));
+  app.add_option("--n-head", f.n_head, "gpt: attention heads per block")->capture_default_str()
+      ->check(WholeIn(1, 256, "a number of heads from 1 to 256"));
+  app.add_option("--n-embd", f.n_embd, "gpt: the residual width C (a multiple of --n-head)")->capture_default_str()
+      ->check(WholeIn(1, 16384, "a width from 1 to 16384"));
+  app.add_option("--block-size", f.block_size, "gpt: context length T")->capture_default_str()
+      ->check(WholeIn(1, 16384, "a context from 1 to 16384"));
+  app.add_option("--eval-batches", f.eval_batches, "gpt: validation batches at the end")->capture_default_str()
+      ->check(WholeIn(1, 100000, "a number of batches from 1 to 100000"));
+  app.add_option("--text", f.text, "gpt: a UTF-8 text file to train on (default: Debian's fortunes)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--run-name", f.run_name, "runs/<NAME>_<run>/ for each run (default 14_fp8, 14_fp8_gpt for the gpt)")
+      ->check(RunName());
   app.add_flag("--overwrite", f.overwrite, "replace run folders that exist");
   app.add_option("--threads", f.threads, "OpenMP threads (0: the default)")->check(Threads());
   HG_PARSE_FLAGS(app, argc, argv);
   apply_threads(f.threads);
+  // The flags of one model are refused with the other: a --steps that trains nothing would
+  // look like a result.
+  const bool gpt = f.model == "gpt";
+  for (const char* name : {"--epochs", "--limit-train", "--limit-test", "--momentum", "--data"})
+    if (gpt && app.count(name) > 0) return usage_error(app, fmt::format("{} belongs to --model mlp", name));
+  for (const char* name : {"--steps", "--n-layer", "--n-head", "--n-embd", "--block-size", "--eval-batches", "--text"})
+    if (!gpt && app.count(name) > 0) return usage_error(app, fmt::format("{} belongs to --model gpt", name));
+  if (gpt && f.n_embd % f.n_head != 0)
+    return usage_error(app, fmt::format("--n-embd {} must be a multiple of --n-head {}", f.n_embd, f.n_head));
+  if (gpt && app.count("--batch-size") == 0) f.batch_size = 16;
+  if (gpt && app.count("--lr") == 0) f.lr = 3e-3;
+  if (app.count("--run-name") == 0) f.run_name = gpt ? "14_fp8_gpt" : "14_fp8";
   if (contains(f.sections, "train")) {
     std::vector<std::string> names;
     for (const std::string& run : split_list(f.runs)) names.push_back(f.run_name + "_" + run);
@@ -330,7 +506,7 @@ int main(int argc, char** argv) {
     if (contains(f.sections, "scaling")) why_scaling();
     if (contains(f.sections, "recipes")) recipes_side_by_side();
     if (contains(f.sections, "accumulation")) accumulation();
-    if (contains(f.sections, "train")) return training(f);
+    if (contains(f.sections, "train")) return gpt ? training_gpt(f) : training(f);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson_14: %s\n", e.what());
     return 1;

@@ -30,9 +30,10 @@ void GPTConfig::validate() const {
 }
 
 std::string GPTConfig::str() const {
-  return fmt::format("n_layer {}, n_head {}, n_embd {}, block_size {}, vocab {}, dropout {}, {}{}", n_layer,
+  return fmt::format("n_layer {}, n_head {}, n_embd {}, block_size {}, vocab {}, dropout {}, {}{}{}", n_layer,
                      n_head, n_embd, block_size, vocab_size, dropout, tied ? "tied head" : "untied head",
-                     checkpoint_blocks ? ", checkpointed blocks" : "");
+                     checkpoint_blocks ? ", checkpointed blocks" : "",
+                     fp8 ? fmt::format(", FP8 projections ({} scaling)", fp8::recipe_name(fp8->recipe)) : "");
 }
 
 namespace {
@@ -40,9 +41,18 @@ namespace {
 constexpr double kInitStd = 0.02;  // GPT-2's
 
 // A Linear with GPT-2's initialisation: weight N(0, std²), bias 0 (written over the
-// nn.Linear default the constructor drew).
-std::shared_ptr<Linear> gpt_linear(int64_t in, int64_t out, bool bias, double std, Generator& gen) {
-  auto l = std::make_shared<Linear>(in, out, gen, bias);
+// nn.Linear default the constructor drew). With an FP8 recipe it is an fp8::Fp8Linear named
+// `name`: its constructor draws what nn::Linear's does, so the weights are the same.
+std::shared_ptr<Linear> gpt_linear(int64_t in, int64_t out, bool bias, double std, Generator& gen,
+                                   const std::optional<fp8::RecipeConfig>& fp8 = std::nullopt,
+                                   const std::string& name = "") {
+  std::shared_ptr<Linear> l;
+  if (fp8) {
+    if (!bias) throw std::invalid_argument("GPT: an FP8 projection has a bias (" + name + ")");
+    l = std::make_shared<fp8::Fp8Linear>(in, out, gen, *fp8, name);
+  } else {
+    l = std::make_shared<Linear>(in, out, gen, bias);
+  }
   NoGradGuard no_grad;
   copy_(l->weight, init::normal({out, in}, std, gen));
   if (bias) fill_(l->bias, 0.0);
@@ -72,10 +82,11 @@ const GPTConfig& validated(const GPTConfig& c) {
 
 // ---- attention ----------------------------------------------------------------------------
 
-CausalSelfAttention::CausalSelfAttention(const GPTConfig& c, Generator& gen)
+CausalSelfAttention::CausalSelfAttention(const GPTConfig& c, Generator& gen, const std::string& name)
     : n_head_(c.n_head), dropout_(c.dropout), gen_(gen) {
-  c_attn = register_module("c_attn", gpt_linear(c.n_embd, 3 * c.n_embd, true, kInitStd, gen));
-  c_proj = register_module("c_proj", gpt_linear(c.n_embd, c.n_embd, true, residual_std(c), gen));
+  c_attn = register_module("c_attn", gpt_linear(c.n_embd, 3 * c.n_embd, true, kInitStd, gen, c.fp8, name + ".c_attn"));
+  c_proj = register_module("c_proj",
+                           gpt_linear(c.n_embd, c.n_embd, true, residual_std(c), gen, c.fp8, name + ".c_proj"));
 }
 
 Tensor CausalSelfAttention::forward(const Tensor& x) {
@@ -98,20 +109,22 @@ std::string CausalSelfAttention::describe() const {
 
 // ---- MLP and block --------------------------------------------------------------------------
 
-FeedForward::FeedForward(const GPTConfig& c, Generator& gen) : dropout_(c.dropout), gen_(gen) {
-  c_fc = register_module("c_fc", gpt_linear(c.n_embd, 4 * c.n_embd, true, kInitStd, gen));
-  c_proj = register_module("c_proj", gpt_linear(4 * c.n_embd, c.n_embd, true, residual_std(c), gen));
+FeedForward::FeedForward(const GPTConfig& c, Generator& gen, const std::string& name)
+    : dropout_(c.dropout), gen_(gen) {
+  c_fc = register_module("c_fc", gpt_linear(c.n_embd, 4 * c.n_embd, true, kInitStd, gen, c.fp8, name + ".c_fc"));
+  c_proj = register_module("c_proj",
+                           gpt_linear(4 * c.n_embd, c.n_embd, true, residual_std(c), gen, c.fp8, name + ".c_proj"));
 }
 
 Tensor FeedForward::forward(const Tensor& x) {
   return dropout(c_proj->forward(gelu(c_fc->forward(x))), dropout_, is_training(), gen_);
 }
 
-Block::Block(const GPTConfig& c, Generator& gen) {
+Block::Block(const GPTConfig& c, Generator& gen, const std::string& name) {
   ln_1 = register_module("ln_1", std::make_shared<LayerNorm>(c.n_embd));
-  attn = register_module("attn", std::make_shared<CausalSelfAttention>(c, gen));
+  attn = register_module("attn", std::make_shared<CausalSelfAttention>(c, gen, name + ".attn"));
   ln_2 = register_module("ln_2", std::make_shared<LayerNorm>(c.n_embd));
-  mlp = register_module("mlp", std::make_shared<FeedForward>(c, gen));
+  mlp = register_module("mlp", std::make_shared<FeedForward>(c, gen, name + ".mlp"));
 }
 
 // Pre-norm: each half reads a normalised copy and adds its result to the residual stream x,
@@ -133,7 +146,7 @@ GPTTransformer::GPTTransformer(const GPTConfig& c, Generator& gen)
     copy_(wpe->weight, init::normal({c.block_size, c.n_embd}, kInitStd, gen));
   }
   h = register_module("h", std::make_shared<Sequential>());
-  for (int64_t i = 0; i < c.n_layer; ++i) h->add(std::make_shared<Block>(c, gen));
+  for (int64_t i = 0; i < c.n_layer; ++i) h->add(std::make_shared<Block>(c, gen, fmt::format("h.{}", i)));
   ln_f = register_module("ln_f", std::make_shared<LayerNorm>(c.n_embd));
 }
 
@@ -172,6 +185,19 @@ GPT::GPT(const GPTConfig& c, Generator& gen) : config(validated(c)) {
 }
 
 const Tensor& GPT::head_weight() const { return config.tied ? transformer->wte->weight : lm_head->weight; }
+
+std::vector<fp8::ScaleRecord> GPT::fp8_records() const {
+  std::vector<fp8::ScaleRecord> all;
+  if (!config.fp8) return all;
+  for (size_t i = 0; i < transformer->h->size(); ++i) {
+    const auto& block = dynamic_cast<const Block&>((*transformer->h)[i]);
+    for (const auto& l : {block.attn->c_attn, block.attn->c_proj, block.mlp->c_fc, block.mlp->c_proj}) {
+      const std::vector<fp8::ScaleRecord> r = std::dynamic_pointer_cast<fp8::Fp8Linear>(l)->records();
+      all.insert(all.end(), r.begin(), r.end());
+    }
+  }
+  return all;
+}
 
 Tensor GPT::forward(const std::vector<int32_t>& ids, int64_t B, int64_t T) {
   Tensor x = transformer->forward(ids, B, T);  // (B, T, C)

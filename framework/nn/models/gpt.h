@@ -29,11 +29,28 @@
 //
 // Dropout (config.dropout > 0, training mode only) sits where nanoGPT has it: after the
 // embeddings, on the attention weights, after each c_proj.
+//
+// FP8 (chapter 14, config.fp8 set): the four projections of every block (attn.c_attn,
+// attn.c_proj, mlp.c_fc, mlp.c_proj) are fp8::Fp8Linear, each named by its path in the
+// transformer ("h.0.attn.c_attn") for the run log, and drawn from the generator exactly as
+// the plain Linear is: the same seed gives the same initial weights either way. Everything
+// else keeps the run's precision (F32, or BF16 under autocast), as Transformer Engine does:
+//   embeddings     a lookup, no GEMM to speed up
+//   layer norms    a mean and a variance over C: reductions that FP8's 3 mantissa bits ruin
+//   q·kᵀ, att·v    GEMMs, but of activations by activations with no weight: the scores feed
+//                  an exponential, where an error of 2^-4 in a logit is an error of 6% in a
+//                  probability (TE runs attention in BF16; FP8 attention is its own recipe)
+//   LM head        the logits and the loss at the end, most sensitive to rounding; tied to
+//                  the embedding table, which would need casting too
+// They are also the smaller part of the FLOPs: the projections carry 12·C² weights a block
+// (3C² + C² + 4C² + 4C²), most of 6N once n_layer·12·C² outweighs the vocabulary's V·C.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "framework/fp8/linear.h"
 #include "framework/nn/embedding.h"
 #include "framework/nn/layer_norm.h"
 #include "framework/nn/linear.h"
@@ -53,6 +70,8 @@ struct GPTConfig {
   // block keeps only its input for backward and is run again there. Same gradients, bit for
   // bit; the activations of one block at a time instead of all n_layer; one more forward.
   bool checkpoint_blocks = false;
+  // FP8 training (chapter 14): the blocks' projections in FP8 under this recipe; unset: Linear.
+  std::optional<fp8::RecipeConfig> fp8;
   // Throws std::invalid_argument naming the field: sizes ≥ 1, n_embd a multiple of n_head,
   // dropout in [0, 1).
   void validate() const;
@@ -61,7 +80,8 @@ struct GPTConfig {
 
 class CausalSelfAttention : public Module {
  public:
-  CausalSelfAttention(const GPTConfig& config, Generator& gen);
+  // name: the module's path in the transformer ("h.0.attn"), which names its FP8 tensors
+  CausalSelfAttention(const GPTConfig& config, Generator& gen, const std::string& name = "attn");
   Tensor forward(const Tensor& x) override;  // (B, T, C) -> (B, T, C)
   std::string describe() const override;
 
@@ -77,7 +97,7 @@ class CausalSelfAttention : public Module {
 // nanoGPT's MLP (named "mlp" in a block): C -> 4C, GELU, 4C -> C.
 class FeedForward : public Module {
  public:
-  FeedForward(const GPTConfig& config, Generator& gen);
+  FeedForward(const GPTConfig& config, Generator& gen, const std::string& name = "mlp");
   Tensor forward(const Tensor& x) override;  // (B, T, C) -> (B, T, C)
   std::string describe() const override { return "MLP (GELU)"; }
 
@@ -90,7 +110,7 @@ class FeedForward : public Module {
 
 class Block : public Module {
  public:
-  Block(const GPTConfig& config, Generator& gen);
+  Block(const GPTConfig& config, Generator& gen, const std::string& name);  // name "h.0", "h.1", ...
   Tensor forward(const Tensor& x) override;  // (B, T, C) -> (B, T, C)
   std::string describe() const override { return "Block"; }
 
@@ -136,6 +156,10 @@ class GPT : public Module {
   std::shared_ptr<Linear> lm_head;  // null when tied
   // The weight the logits are computed with: wte's (tied) or lm_head's.
   const Tensor& head_weight() const;
+  // FP8 (config.fp8 set): the last cast of x, w and dy of every projection, block by block
+  // in the order c_attn, attn.c_proj, c_fc, mlp.c_proj — for the run log's fp8_scale events
+  // (fp8::log_fp8_scales). Empty for a model without FP8.
+  std::vector<fp8::ScaleRecord> fp8_records() const;
 };
 
 // Sampling: extends `prompt` (token ids, at least one) by `n_new` tokens, one at a time:
