@@ -1,8 +1,8 @@
 // matmul.h: pick a rung (or cuBLAS), handle transposed operands and tall matrices.
 //
-// The cuBLAS handle is created on first use and kept for the life of the process (creating
-// one costs milliseconds and allocates workspace, too much per call). It and the two switches
-// (backend, TF32) are the hidden state here; the switches are set once, from the command line.
+// The two switches (backend, TF32) are the hidden state here, set once, from the command
+// line. cuBLAS is not linked: cublas_on_demand.h opens it when --gemm cublas first needs it.
+#include "cuda/gemm/cublas_on_demand.h"
 #include "cuda/gemm/ladder.h"
 #include "cuda/gemm/layout.h"
 #include "cuda/gemm/matmul.h"
@@ -24,20 +24,10 @@ namespace {
 std::atomic<GemmBackend> g_backend{GemmBackend::Ladder};
 std::atomic<bool> g_allow_tf32{false};
 
-cublasHandle_t cublas_handle() {
-  static std::once_flag once;
-  static cublasHandle_t handle = nullptr;
-  std::call_once(once, [] { HG_CUBLAS_CHECK(cublasCreate(&handle)); });
-  return handle;
-}
-
-// Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ (see 00_cublas.cu).
+// Row-major C = op(A)·op(B) through cuBLAS (--gemm cublas), opened on first use.
 void cublas_gemm(bool ta, bool tb, int M, int N, int K, const void* A, const void* B, cudaDataType in,
                  cublasComputeType_t compute, float* C) {
-  const float alpha = 1.0f, beta = 0.0f;
-  HG_CUBLAS_CHECK(cublasGemmEx(cublas_handle(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M,
-                               K, &alpha, B, in, tb ? K : N, A, in, ta ? M : K, &beta, C, CUDA_R_32F, N, compute,
-                               CUBLAS_GEMM_DEFAULT));
+  cublas_gemm_on_demand(ta, tb, M, N, K, A, B, in, compute, C);
 }
 
 // A row-major (rows, cols) operand X, transposed into a temporary when asked: X is pointed at

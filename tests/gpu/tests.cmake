@@ -12,3 +12,12 @@ if(HG_WITH_CUDA)
            $<TARGET_FILE:fatbin_images> $<TARGET_FILE:hg_cuda> ${_hg_archs})
   set_tests_properties(fp8_images_sm89_sm90 PROPERTIES LABELS "script")
 endif()
+
+# cuBLAS is opened on demand (cuda/gemm/cublas_on_demand.h): loading it costs a program about
+# 0.4 s of CPU at every start, so the chapter programs and the unit tests link the CUDA runtime
+# and never cuBLAS. A CPU test of the ELF files' NEEDED entries.
+if(HG_WITH_CUDA AND TARGET lesson_06 AND TARGET lesson_12 AND TARGET test_ops)
+  add_test(NAME programs_do_not_link_cublas COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/no_cublas.sh
+           $<TARGET_FILE:lesson_06> $<TARGET_FILE:lesson_12> $<TARGET_FILE:test_ops>)
+  set_tests_properties(programs_do_not_link_cublas PROPERTIES LABELS "script")
+endif()
