@@ -22,7 +22,7 @@ done
 L10="$BUILD/lessons/lesson_10"
 L06="$BUILD/lessons/lesson_06"
 for prog in "$L10" "$L06" "$BUILD/tests/bench_convert"; do
-  [ -x "$prog" ] || { echo "amp.sh: $prog is missing; run ./lab build" >&2; exit 1; }
+  [ -x "$prog" ] || { echo "amp.sh: $prog is missing; run ./lab bench amp (it builds the benchmarks)" >&2; exit 1; }
 done
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 

@@ -28,7 +28,7 @@ echo "== 1. SGEMM, C = A·B (n×n), FP32"
 if [ -x "$BUILD/tests/bench_sgemm" ]; then
   "$BUILD/tests/bench_sgemm" --threads "$THREADS" --sizes "$SIZES" || echo "bench_sgemm failed (exit $?)"
 else
-  echo "bench_sgemm not built in $BUILD/tests (run ./lab build)"
+  echo "bench_sgemm not built in $BUILD/tests (./lab bench builds it)"
 fi
 echo
 
@@ -36,7 +36,7 @@ echo "== 1b. conv2d on the CPU: image by image (what halfgrad uses) vs one batch
 if [ -x "$BUILD/tests/bench_conv" ]; then
   "$BUILD/tests/bench_conv" --threads "$THREADS" || echo "bench_conv failed (exit $?)"
 else
-  echo "bench_conv not built in $BUILD/tests (run ./lab build)"
+  echo "bench_conv not built in $BUILD/tests (./lab bench builds it)"
 fi
 echo
 

@@ -19,7 +19,7 @@ THREADS="${HG_BENCH_THREADS:-2}"
 STEPS="${HG_BENCH_STEPS:-30}"
 OPENBLAS_DIR=/usr/lib/x86_64-linux-gnu/openblas-openmp
 BENCH="$BUILD/tests/bench_gpt"
-[ -x "$BENCH" ] || { echo "bench_gpt is not built in $BUILD/tests (run ./lab build)"; exit 1; }
+[ -x "$BENCH" ] || { echo "bench_gpt is not built in $BUILD/tests (./lab bench builds it)"; exit 1; }
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "python3-torch is not installed (apt-get install python3-torch)"; exit 1; }
 [ -f "$OPENBLAS_DIR/libopenblas.so.0" ] || \
   echo "warning: $OPENBLAS_DIR/libopenblas.so.0 missing (libopenblas0-openmp): PyTorch falls back to a slow BLAS"

@@ -8,13 +8,11 @@
 # viewer_bad_runs        a corpus of damaged run folders (make_bad_runs.sh) rendered headless
 #                        under a time and a memory limit: no crash, no hang, corrupt lines reported.
 #                        Both exit 77 (skipped, never passed) when xvfb-run or the viewer is missing.
-set(_hg_vdir ${PROJECT_SOURCE_DIR}/viewer)
 set(_hg_tdir ${CMAKE_CURRENT_LIST_DIR})
 
 foreach(_hg_t run_log plot_math)
-  add_executable(test_viewer_${_hg_t} ${_hg_tdir}/test_${_hg_t}.cpp
-                 ${_hg_vdir}/run_log.cpp ${_hg_vdir}/plot_math.cpp ${_hg_vdir}/demo_run.cpp)
-  target_link_libraries(test_viewer_${_hg_t} PRIVATE halfgrad hg_doctest_main hg_warnings)
+  add_executable(test_viewer_${_hg_t} ${_hg_tdir}/test_${_hg_t}.cpp)
+  target_link_libraries(test_viewer_${_hg_t} PRIVATE hg_viewer_core hg_doctest_main hg_warnings)
   target_compile_definitions(test_viewer_${_hg_t} PRIVATE HG_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   doctest_discover_tests(test_viewer_${_hg_t} PROPERTIES SKIP_RETURN_CODE 77)
 endforeach()
