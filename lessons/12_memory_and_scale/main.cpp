@@ -341,8 +341,10 @@ int train(const Options& o, const hg::data::TextCorpus& corpus, hg::Device devic
       last_val = validation_loss(model, corpus.val, B, K, T, o.eval_batches, low);
       log.scalar(step, "val/loss", last_val);
       log.scalar(step, "lr", opt.lr());
-      std::printf("  %6lld %9.4f %9.4f %9.4f %9.4f %10.3g %10g\n", (long long)step + 1, loss_ema, last_val,
-                  base.unigram, base.uniform, opt.lr(), double(scaler.get_scale()));
+      // The loss scale exists only under amp_f16; FP32 and BF16 have no scaler: "-".
+      const std::string scale_text = scaler.is_enabled() ? fmt::format("{:g}", scaler.get_scale()) : "-";
+      std::printf("  %6lld %9.4f %9.4f %9.4f %9.4f %10.3g %10s\n", (long long)step + 1, loss_ema, last_val,
+                  base.unigram, base.uniform, opt.lr(), scale_text.c_str());
       std::fflush(stdout);
       if (!o.common.checkpoint.empty()) save(o, model, opt, scaler, gen, step + 1);
     }
