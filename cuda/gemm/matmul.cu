@@ -24,12 +24,6 @@ namespace {
 std::atomic<GemmBackend> g_backend{GemmBackend::Ladder};
 std::atomic<bool> g_allow_tf32{false};
 
-// Row-major C = op(A)·op(B) through cuBLAS (--gemm cublas), opened on first use.
-void cublas_gemm(bool ta, bool tb, int M, int N, int K, const void* A, const void* B, cudaDataType in,
-                 cublasComputeType_t compute, float* C) {
-  cublas_gemm_on_demand(ta, tb, M, N, K, A, B, in, compute, C);
-}
-
 // A row-major (rows, cols) operand X, transposed into a temporary when asked: X is pointed at
 // the temporary, which the returned DeviceTemp owns (freed at the caller's closing brace).
 template <class T>
@@ -77,7 +71,7 @@ void launch_matmul_f32(bool ta, bool tb, int M, int N, int K, const float* A, co
     tf32 = false;
   }
   if (g_backend == GemmBackend::Cublas) {
-    cublas_gemm(ta, tb, M, N, K, A, B, CUDA_R_32F, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, C);
+    cublas_gemm_on_demand(ta, tb, M, N, K, A, B, CUDA_R_32F, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, C);
     return;
   }
   if (tf32) ladder_gemm(ta, tb, M, N, K, A, B, C, DType::F32, gemm::gemm_08_wmma_cp_async_double_buffered<float>);
@@ -86,7 +80,7 @@ void launch_matmul_f32(bool ta, bool tb, int M, int N, int K, const float* A, co
 
 void launch_matmul_f16(bool ta, bool tb, int M, int N, int K, const __half* A, const __half* B, float* C) {
   if (g_backend == GemmBackend::Cublas) {
-    cublas_gemm(ta, tb, M, N, K, A, B, CUDA_R_16F, CUBLAS_COMPUTE_32F, C);
+    cublas_gemm_on_demand(ta, tb, M, N, K, A, B, CUDA_R_16F, CUBLAS_COMPUTE_32F, C);
     return;
   }
   static const bool has_cp_async = device_info(0).cp_async();
@@ -109,7 +103,7 @@ void launch_matmul_bf16(bool ta, bool tb, int M, int N, int K, const __nv_bfloat
     return;
   }
   if (g_backend == GemmBackend::Cublas) {
-    cublas_gemm(ta, tb, M, N, K, A, B, CUDA_R_16BF, CUBLAS_COMPUTE_32F, C);
+    cublas_gemm_on_demand(ta, tb, M, N, K, A, B, CUDA_R_16BF, CUBLAS_COMPUTE_32F, C);
     return;
   }
   ladder_gemm(ta, tb, M, N, K, A, B, C, DType::BF16, gemm::gemm_08_wmma_cp_async_double_buffered<__nv_bfloat16>);
