@@ -11,6 +11,11 @@
 
 namespace hg::dist {
 
+namespace {
+// Is this .grad still the bucket's view (the very tensor the constructor gave it)?
+bool is_slot(const Tensor& grad, const Tensor& view) { return grad.defined() && &grad.impl() == &view.impl(); }
+}  // namespace
+
 std::vector<std::vector<size_t>> assign_buckets(const std::vector<int64_t>& param_bytes, int64_t cap_bytes) {
   std::vector<std::vector<size_t>> buckets;
   int64_t filled = 0;
@@ -62,6 +67,12 @@ DistributedDataParallel::DistributedDataParallel(nn::Module& model, Communicator
       bucket_of_[j] = buckets_.size();
     }
     b.flat = Tensor::zeros({numel}, dtype, device);
+    for (size_t i = 0; i < b.params.size(); ++i) {
+      Tensor& p = params_[b.params[i]];
+      b.views.push_back(b.flat.slice(b.offsets[i], b.offsets[i] + p.numel()).reshape(p.shape()));
+      if (p.grad().defined()) copy_(b.views.back(), p.grad());  // a gradient from before keeps its values
+      p.set_grad(b.views.back());
+    }
     buckets_.push_back(std::move(b));
   }
 }
@@ -93,31 +104,25 @@ void DistributedDataParallel::backward(const Tensor& loss) {
 void DistributedDataParallel::launch_ready_buckets(bool all) {
   while (next_launch_ < buckets_.size() && (all || buckets_[next_launch_].pending == 0)) {
     Bucket& b = buckets_[next_launch_++];
-    for (size_t i = 0; i < b.params.size(); ++i) {
-      const Tensor& p = params_[b.params[i]];
-      Tensor slot = b.flat.slice(b.offsets[i], b.offsets[i] + p.numel());
-      if (p.grad().defined()) copy_(slot, p.grad().reshape({p.numel()}));
-      else fill_(slot, 0.0);
+    for (size_t i = 0; i < b.params.size(); ++i) {  // usually nothing to do: .grad is the slot
+      const Tensor g = params_[b.params[i]].grad();
+      if (!g.defined()) fill_(b.views[i], 0.0);  // set to none since: no gradient counts as zeros
+      else if (!is_slot(g, b.views[i])) copy_(b.views[i], g);
     }
     b.work = comm_.allreduce_async(b.flat, ReduceOp::Avg);
     ++(all ? started_after_ : started_during_);
   }
 }
 
-// Starts what is left, waits for every bucket in order, and puts the averages into .grad.
+// Starts what is left and waits for every bucket in order: the averages are in .grad (a
+// gradient that was replaced gets its view back).
 void DistributedDataParallel::finish() {
   launch_ready_buckets(true);
   for (Bucket& b : buckets_) {
     b.work.wait();
     for (size_t i = 0; i < b.params.size(); ++i) {
-      Tensor p = params_[b.params[i]];
-      Tensor avg = b.flat.slice(b.offsets[i], b.offsets[i] + p.numel()).reshape(p.shape());
-      if (p.grad().defined()) {
-        Tensor g = p.grad();
-        copy_(g, avg);
-      } else {
-        p.set_grad(avg.clone());
-      }
+      Tensor& p = params_[b.params[i]];
+      if (!is_slot(p.grad(), b.views[i])) p.set_grad(b.views[i]);
     }
   }
 }

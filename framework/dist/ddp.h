@@ -24,6 +24,13 @@
 //   bucket 0                         [fc1.bias fc2.weight fc2.bias fc3.weight fc3.bias]  0.5 MiB, ready first
 //   bucket 1             [fc1.weight]          1.5 MiB: more than the cap, alone; ready last
 //
+// Gradients live in the buckets. The constructor makes each parameter's .grad a view of its
+// slot in its bucket's flat buffer (PyTorch's gradient_as_bucket_view=True), so backward
+// accumulates straight into what the allreduce sends, and the average lands where the
+// optimizer reads it: no copy into the bucket before the allreduce, none back after. If
+// something replaces a .grad with a tensor of its own, that bucket copies it in, and the
+// view is put back when the average is ready.
+//
 // Gradient accumulation: under no_sync() backward only accumulates into .grad; the first K−1
 // micro-batches of an accumulated step run under it, the K-th syncs the sum.
 //
@@ -82,6 +89,7 @@ class DistributedDataParallel {
     std::vector<size_t> params;    // indices into parameters(), in packing order
     std::vector<int64_t> offsets;  // where each parameter's gradient starts in `flat`
     Tensor flat;                   // (numel) the gradients side by side, the allreduce's buffer
+    std::vector<Tensor> views;     // parameter params[i]'s slot of `flat`, in its shape: its .grad
     int pending = 0;               // gradients still to come in this backward
     Work work;
   };

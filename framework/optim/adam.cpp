@@ -93,11 +93,13 @@ void Adam::step() {
       const C wd = static_cast<C>(opt_.weight_decay), eps = static_cast<C>(opt_.eps);
       const C decay = static_cast<C>(1.0 - lr_ * opt_.weight_decay);
       const C bc2 = static_cast<C>(bias_correction2_sqrt), ss = static_cast<C>(step_size);
+      const bool decoupled = decoupled_;
       const int64_t n = p.numel();
+#pragma omp simd  // independent elements, as in SGD::step: several at once, the same bits
       for (int64_t k = 0; k < n; ++k) {
         C wk = load(w[k]);
         C g = load(gw[k]);
-        if (decoupled_) wk = wk * decay;            // AdamW
+        if (decoupled) wk = wk * decay;             // AdamW
         else if (wd != 0) g = g + wd * wk;          // Adam
         m[k] = b1 * m[k] + one_b1 * g;
         v[k] = b2 * v[k] + one_b2 * (g * g);

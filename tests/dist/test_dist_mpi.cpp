@@ -3,7 +3,7 @@
 //
 //   test_dist_mpi collectives | errors | ring | sampler | broadcast | dp_equals_one_process |
 //                 no_sync | zero1_equals_dp | scaler_agrees | tensor_parallel | fixed_order |
-//                 gpt_dp_equals_one_process | gpt_zero1_equals_dp
+//                 gpt_dp_equals_one_process | gpt_zero1_equals_dp | grads_are_bucket_views
 //
 // Every rank runs the same checks in the same order and prints "OK" / "NOT OK" lines with
 // its rank. A failed check never returns early (a rank that left a sequence of collectives
@@ -377,6 +377,57 @@ void test_no_sync(Communicator& comm) {
         show(d, values(ref->parameters()).size()));
 }
 
+// Every .grad is a view of its slot in its bucket (gradient_as_bucket_view): backward adds
+// into the buffer the allreduce sends, and the averages are read in place. A .grad replaced
+// by another tensor (or removed) is copied in (or counted as zeros) and gets its view back.
+void test_grads_are_bucket_views(Communicator& comm) {
+  const data::ImageDataset ds = synthetic(kExamples);
+  nn::ModulePtr model = small_mlp(7), ref = small_mlp(7);
+  dist::DistributedDataParallel ddp(*model, comm, {.bucket_mb = 0.005});
+  std::vector<Tensor> params = model->parameters();  // handles: set_grad below changes the model's
+  // Where each parameter's slot is: its bucket's buffer plus its offset, in bytes.
+  std::vector<const char*> slot(params.size());
+  for (const auto& b : ddp.buckets())
+    for (size_t i = 0; i < b.params.size(); ++i)
+      slot[b.params[i]] = static_cast<const char*>(b.flat.raw_data()) + b.offsets[i] * int64_t(sizeof(float));
+  const auto in_slots = [&] {
+    bool all = true;
+    for (size_t j = 0; j < params.size(); ++j)
+      all = all && params[j].grad().defined() && params[j].grad().raw_data() == slot[j];
+    return all;
+  };
+  check(ddp.buckets().size() > 1, "the small bucket cap makes several buckets",
+        std::to_string(ddp.buckets().size()) + " bucket(s)");
+  check(in_slots(), "after the constructor every .grad is its bucket slot");
+
+  const dist::DistributedSampler s(kExamples, kBatch, comm.rank(), comm.world_size(), 11);
+  optim::SGD opt(params, {.lr = 0.05, .momentum = 0.9});
+  optim::SGD ref_opt(ref->parameters(), {.lr = 0.05, .momentum = 0.9});
+  for (int64_t step = 0; step < 3; ++step) {
+    opt.zero_grad();
+    if (step == 1) params[0].set_grad(Tensor::zeros(params[0].shape()));  // replaced by a tensor of its own
+    if (step == 2) params[1].set_grad(Tensor());                         // set to none
+    ddp.backward(micro_batch_loss(*model, ds, s, 0, step));
+    check(in_slots(), "step " + std::to_string(step) + ": after backward every .grad is its bucket slot again");
+    // Reference: this rank's gradients, averaged one tensor at a time.
+    ref_opt.zero_grad();
+    micro_batch_loss(*ref, ds, s, 0, step).backward();
+    std::vector<Tensor> ref_grads;
+    for (Tensor p : ref->parameters()) {
+      Tensor g = p.grad();
+      comm.allreduce(g, dist::ReduceOp::Avg);
+      ref_grads.push_back(g);
+    }
+    std::vector<Tensor> grads;
+    for (const Tensor& p : params) grads.push_back(p.grad());
+    const Diff d = diff(values(grads), values(ref_grads));
+    check(d.differ == 0, "step " + std::to_string(step) + ": the bucket slots hold the average, bit for bit",
+          show(d, values(ref_grads).size()));
+    opt.step();
+    ref_opt.step();
+  }
+}
+
 // Optimizer state as the accountant counts it on this rank: the bytes tagged OptimizerState
 // that ZeroAdamW adds, 4·c at construction (the F32 master shard), 12·c after the first step
 // (AdamW's m and v of the shard, F32), c = ⌈Ψ/N⌉ padding included, and none left after it is
@@ -685,7 +736,7 @@ int main(int argc, char** argv) {
       {"no_sync", test_no_sync},               {"zero1_equals_dp", test_zero1},
       {"scaler_agrees", test_scaler_agrees},   {"tensor_parallel", test_tensor_parallel},
       {"fixed_order", test_fixed_order},       {"gpt_dp_equals_one_process", test_gpt_dp_equals_one_process},
-      {"gpt_zero1_equals_dp", test_gpt_zero1}};
+      {"gpt_zero1_equals_dp", test_gpt_zero1}, {"grads_are_bucket_views", test_grads_are_bucket_views}};
   if (argc != 2 || !tests.count(argv[1])) {
     if (comm.rank() == 0) {
       std::fprintf(stderr, "usage: mpiexec -n 2 test_dist_mpi TEST; tests:");

@@ -21,7 +21,8 @@ if(HG_WITH_MPI)
   set(HG_MPIEXEC ${MPIEXEC_EXECUTABLE} --oversubscribe --bind-to none)
   string(REPLACE ";" " " HG_MPIEXEC_LINE "${HG_MPIEXEC}")
   foreach(t collectives errors ring sampler broadcast dp_equals_one_process no_sync zero1_equals_dp
-            scaler_agrees tensor_parallel fixed_order gpt_dp_equals_one_process gpt_zero1_equals_dp)
+            scaler_agrees tensor_parallel fixed_order gpt_dp_equals_one_process gpt_zero1_equals_dp
+            grads_are_bucket_views)
     add_test(NAME mpi_${t} COMMAND ${HG_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 $<TARGET_FILE:test_dist_mpi> ${t})
     set_tests_properties(mpi_${t} PROPERTIES LABELS "mpi" TIMEOUT 120 ENVIRONMENT "${HG_MPI_TEST_ENV}"
                          PASS_REGULAR_EXPRESSION "${t}: all checks passed" FAIL_REGULAR_EXPRESSION "NOT OK")
