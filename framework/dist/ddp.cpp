@@ -83,6 +83,7 @@ void DistributedDataParallel::backward(const Tensor& loss) {
     return;
   }
   for (Bucket& b : buckets_) b.pending = int(b.params.size());
+  grads_pending_ = int64_t(params_.size());
   next_launch_ = 0;
   if (loss.defined()) {
     // The parameters' tensors, to find the bucket of the leaf the hook names.
@@ -92,6 +93,7 @@ void DistributedDataParallel::backward(const Tensor& loss) {
       const auto it = index.find(&leaf.impl());
       if (it == index.end()) return;  // a leaf that is not a parameter (an input with requires_grad)
       Bucket& b = buckets_[bucket_of_[it->second]];
+      --grads_pending_;
       if (--b.pending == 0) launch_ready_buckets(false);
       for (Bucket& x : buckets_) x.work.done();  // MPI moves only inside MPI calls: nudge it
     });
@@ -101,6 +103,12 @@ void DistributedDataParallel::backward(const Tensor& loss) {
 
 // Starts bucket next_launch_, next_launch_ + 1, ... while they are ready (all: ready or not,
 // after backward: a parameter the loss did not reach has no gradient coming).
+// While gradients are still to come, a bucket's allreduce is started and left running
+// (overlap). Once every gradient is there nothing is left to overlap with, and the blocking
+// allreduce is the faster road: Open MPI's blocking collectives pick an algorithm for the
+// message size (a ring for large ones), its non-blocking ones are simpler and move only
+// while some rank is inside an MPI call. 2 MiB between 2 ranks on a 2-core VM (chapter 13's
+// section 2 prints both times; README, "Measured"): 0.24 ms blocking, 0.30 ms non-blocking.
 void DistributedDataParallel::launch_ready_buckets(bool all) {
   while (next_launch_ < buckets_.size() && (all || buckets_[next_launch_].pending == 0)) {
     Bucket& b = buckets_[next_launch_++];
@@ -109,8 +117,14 @@ void DistributedDataParallel::launch_ready_buckets(bool all) {
       if (!g.defined()) fill_(b.views[i], 0.0);  // set to none since: no gradient counts as zeros
       else if (!is_slot(g, b.views[i])) copy_(b.views[i], g);
     }
-    b.work = comm_.allreduce_async(b.flat, ReduceOp::Avg);
-    ++(all ? started_after_ : started_during_);
+    if (all || grads_pending_ == 0) {
+      comm_.allreduce(b.flat, ReduceOp::Avg);  // done when it returns
+      b.work = Work();
+      ++started_after_;
+    } else {
+      b.work = comm_.allreduce_async(b.flat, ReduceOp::Avg);
+      ++started_during_;
+    }
   }
 }
 

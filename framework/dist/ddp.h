@@ -18,11 +18,18 @@
 // soon as its last gradient is ready (autograd's GradReadyHook, backward.h) while
 // backward computes the earlier layers. Buckets are started in a fixed order, 0, 1, 2, ...,
 // on every rank: collectives must be issued in the same order by all ranks, and a bucket
-// whose gradients happen to be ready early waits for the ones before it.
+// whose gradients happen to be ready early waits for the ones before it. The buckets that
+// start once the last gradient is in have nothing left to overlap with: they use the
+// blocking allreduce, the faster one (ddp.cpp, launch_ready_buckets).
 //
 //   MLP, bucket_mb = 1   fc1.weight  fc1.bias fc2.weight fc2.bias fc3.weight fc3.bias
-//   bucket 0                         [fc1.bias fc2.weight fc2.bias fc3.weight fc3.bias]  0.5 MiB, ready first
-//   bucket 1             [fc1.weight]          1.5 MiB: more than the cap, alone; ready last
+//   bucket 0                         [fc1.bias fc2.weight fc2.bias fc3.weight fc3.bias]  0.5 MiB
+//   bucket 1             [fc1.weight]          1.5 MiB: more than the cap, alone
+//
+// Here nothing overlaps: bucket 0 holds fc1.bias, whose gradient comes with fc1.weight's in
+// the last layer backward reaches, so both buckets are ready only at the end. (PyTorch
+// re-packs its buckets after the first step in the order the gradients arrived.) In
+// chapter 12's GPT the first of its two buckets starts while backward is still running.
 //
 // Gradients live in the buckets. The constructor makes each parameter's .grad a view of its
 // slot in its bucket's flat buffer (PyTorch's gradient_as_bucket_view=True), so backward
@@ -95,8 +102,9 @@ class DistributedDataParallel {
   };
   const std::vector<Bucket>& buckets() const { return buckets_; }
   const std::vector<Tensor>& parameters() const { return params_; }
-  // Over all backward() calls: how many buckets started while backward was still running
-  // (the overlap), and how many started after it.
+  // Over all backward() calls: how many buckets started while gradients were still to come
+  // (non-blocking: they overlap the rest of backward), and how many once every gradient was
+  // there (blocking: nothing left to overlap with).
   int64_t started_during_backward() const { return started_during_; }
   int64_t started_after_backward() const { return started_after_; }
 
@@ -110,6 +118,7 @@ class DistributedDataParallel {
   std::vector<Bucket> buckets_;
   std::vector<size_t> bucket_of_;  // parameter index -> bucket
   size_t next_launch_ = 0;         // buckets are started in this order only
+  int64_t grads_pending_ = 0;      // parameters whose gradient this backward has not produced yet
   bool sync_ = true;
   int64_t started_during_ = 0, started_after_ = 0;
 };

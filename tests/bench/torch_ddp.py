@@ -148,7 +148,7 @@ def main():
     p.add_argument("--ranks", type=int, default=2)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--batch-size", type=int, help="global batch, all ranks together (mlp 128, gpt 16)")
-    p.add_argument("--limit-train", type=int, default=10000)
+    p.add_argument("--limit-train", type=int, default=10000, help="mlp: the first N training images (-1: all)")
     p.add_argument("--bucket-mb", type=float, default=25.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data", default=os.environ.get("HG_DATA", "/usr/share/datasets/fashion-mnist"))
@@ -170,8 +170,9 @@ def main():
         mp.spawn(gpt_worker, args=(args, free_port(), tokens, len(vocab)), nprocs=args.ranks, join=True)
         return
     args.batch_size = args.batch_size or 128
-    x = read_idx(os.path.join(args.data, "train-images-idx3-ubyte.gz"), "images")[: args.limit_train]
-    y = read_idx(os.path.join(args.data, "train-labels-idx1-ubyte.gz"), "labels")[: args.limit_train]
+    n = None if args.limit_train < 0 else args.limit_train  # -1: all, as lesson_13's flag
+    x = read_idx(os.path.join(args.data, "train-images-idx3-ubyte.gz"), "images")[:n]
+    y = read_idx(os.path.join(args.data, "train-labels-idx1-ubyte.gz"), "labels")[:n]
     x = ((x.astype(np.float32) / 255.0 - 0.2860) / 0.3530).copy()
     y = y.astype(np.int64).copy()
     mp.spawn(worker, args=(args, free_port(), x, y), nprocs=args.ranks, join=True)
