@@ -12,11 +12,15 @@
 #          of 2 ranks over 1 in images/s or tokens/s: goal at least 1.6 on 2 cores.
 #        - the global batch kept (each rank gets half): the same optimisation as on one rank,
 #          split. No goal: the step's fixed costs (the optimizer over every weight, the
-#          allreduce) do not shrink when the batch per rank does (README, section 4).
+#          allreduce) do not shrink when the batch per rank does (chapter 13's README, "Measured").
 #   2. PyTorch: the same model, data, batch and threads under DistributedDataParallel with
 #      the gloo backend (tests/bench/torch_ddp.py, Debian's python3-torch; its GPT is the
 #      twin of tests/bench/torch_gpt.py)
 #   3. side by side: halfgrad's time per step over PyTorch's, row by row (goal: at most 1)
+#   4. what the machine allows: N one-rank trainings at once, each pinned to its own core,
+#      no communication. N ranks cannot beat the slowest of them, so N x (1-rank step / its
+#      step) is the ceiling of the speed-up here, and the share of it reached is the price
+#      of the allreduce. (On a VM the cores need not be equally fast: chapter 13's README.)
 # Every run is repeated (HG_BENCH_REPEAT, default 3), the rounds one after the other so that
 # a slow spell of the machine hits every configuration alike, and the table keeps each
 # configuration's fastest run, for both frameworks: on a shared VM the other tenants only
@@ -69,7 +73,7 @@ if /usr/bin/python3 -c 'import torch.distributed as d; assert d.is_gloo_availabl
 else echo "python3-torch (with gloo) is not installed: the PyTorch column is skipped (apt-get install python3-torch)"; fi
 
 field() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" <<<"$2"; }
-declare -A hg_ms hg_ips hg_comm pt_ms pt_ips
+declare -A hg_ms hg_ips hg_comm pt_ms pt_ips alone_ms
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
 # faster A B: is time A set and below B (or B not set yet)? The fastest run of each configuration is kept.
 faster() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && (b == "" || a + 0 < b + 0)) }'; }
@@ -78,6 +82,28 @@ pct() { awk -v a="$1" 'BEGIN { if (a == "") print "-"; else printf "%.0f%%", 100
 # The runs of one model: "RANKS:GLOBAL_BATCH" — one rank, then for each N in HG_BENCH_RANKS
 # the batch per rank kept (N x B) and the global batch kept (B).
 runs_of() { local b=$1; echo "1:$b"; for n in $RANKS; do echo "$n:$((n * b)) $n:$b"; done; }
+
+# side_by_side N BATCH: N one-rank trainings at once, no communication, the i-th pinned to
+# core i (taskset): the same work per core as N ranks, without the allreduce. The slowest of
+# them bounds what N ranks could reach on this machine (its cores share caches and memory,
+# and on a VM they need not be equally fast). Prints the slowest step_ms.
+side_by_side() {
+  local n=$1 batch=$2 i dir worst=""
+  dir=$(mktemp -d)
+  for ((i = 0; i < n; i++)); do
+    OMP_NUM_THREADS=1 taskset -c "$i" "$LESSON" --threads 1 --check-steps 0 --ring-mb 0.1 --batch-size "$batch" \
+      "${hg_args[@]}" --run-name "bench_dp_${model}_alone_core$i" --overwrite >"$dir/core$i" 2>&1 &
+  done
+  wait
+  for ((i = 0; i < n; i++)); do
+    ms=$(field step_ms "$(grep '^RESULT' "$dir/core$i" | tail -n 1)")
+    echo "   core $i: ${ms:-failed} ms/step" >&2
+    [ -n "$ms" ] || { tail -n 4 "$dir/core$i" >&2; worst=""; break; }
+    if [ -z "$worst" ] || ! faster "$ms" "$worst"; then worst=$ms; fi
+  done
+  rm -rf "$dir"
+  echo "$worst"
+}
 
 for model in $MODELS; do
   case "$model" in
@@ -114,6 +140,12 @@ for model in $MODELS; do
         if faster "$ms" "${pt_ms[$model,$run]:-}"; then pt_ms[$model,$run]=$ms; pt_ips[$model,$run]=$(field $rate "$line"); fi
       fi
     done
+    for n in $RANKS; do
+      [ "$n" -le "$(nproc)" ] && command -v taskset >/dev/null || continue
+      echo "-- [$round/$REPEAT] halfgrad alone on each of cores 0..$((n - 1)) at once (no communication), batch $B each"
+      ms=$(side_by_side "$n" "$B")
+      if faster "$ms" "${alone_ms[$model,$n]:-}"; then alone_ms[$model,$n]=$ms; fi
+    done
   done
 done
 
@@ -134,8 +166,18 @@ for model in $MODELS; do
     weak="$n:$((n * B))" strong="$n:$B"
     echo "speed-up of $n ranks over 1 ($unit), batch per rank kept: halfgrad $(ratio "${hg_ips[$model,$weak]:-}" "${hg_ips[$model,1:$B]:-}")," \
          "PyTorch $(ratio "${pt_ips[$model,$weak]:-}" "${pt_ips[$model,1:$B]:-}")   (goal for halfgrad: >= 1.6)"
+    if [ -n "${alone_ms[$model,$n]:-}" ]; then
+      # N ranks with free communication would run at the pace of the slowest core alone:
+      # N x (1-rank step / that step). The share of it reached is what the allreduce costs.
+      read -r ceiling reached < <(awk -v n="$n" -v a="${hg_ms[$model,1:$B]:-}" -v b="${alone_ms[$model,$n]}" \
+        -v s="$(ratio "${hg_ips[$model,$weak]:-}" "${hg_ips[$model,1:$B]:-}")" \
+        'BEGIN { if (a == "" || b + 0 == 0) { print "- -"; exit }
+                 c = n * a / b; printf "%.2f %s\n", c, (s == "-" ? "-" : sprintf("%.0f%%", 100 * s / c)) }')
+      echo "  without communication: $n one-rank runs side by side (cores 0..$((n - 1))), the slowest at" \
+           "${alone_ms[$model,$n]} ms/step: at most ${ceiling}x here; halfgrad's $n ranks reach $reached of that"
+    fi
     echo "speed-up of $n ranks over 1 ($unit), global batch kept: halfgrad $(ratio "${hg_ips[$model,$strong]:-}" "${hg_ips[$model,1:$B]:-}")," \
-         "PyTorch $(ratio "${pt_ips[$model,$strong]:-}" "${pt_ips[$model,1:$B]:-}")   (no goal: fixed costs, README section 4)"
+         "PyTorch $(ratio "${pt_ips[$model,$strong]:-}" "${pt_ips[$model,1:$B]:-}")   (no goal: fixed costs, chapter 13 README, \"Measured\")"
   done
   echo "halfgrad time per step / PyTorch's: worst row $(for run in $(runs_of $B); do ratio "${hg_ms[$model,$run]:-}" "${pt_ms[$model,$run]:-}"; echo; done | sort -g | tail -n 1)   (goal: <= 1)"
 done
