@@ -121,7 +121,7 @@ for model in $MODELS; do
   for round in $(seq 1 "$REPEAT"); do
     for run in $(runs_of $B); do
       n=${run%%:*}; batch=${run#*:}
-      echo "-- [$round/$REPEAT] halfgrad: mpirun -np $n lesson_13 --threads 1 --check-steps 0 --bucket-mb $BUCKET --batch-size $batch ${hg_args[*]}"
+      echo "-- [$round/$REPEAT] halfgrad: mpirun -np $n lesson_13 --threads 1 --check-steps 0 --ring-mb ${grad_mb[$model]:-0.1} --bucket-mb $BUCKET --batch-size $batch ${hg_args[*]}"
       # Section 2 of the program times MPI_Allreduce on --ring-mb MiB before training: once the
       # 1-rank run has printed the model's size (section 5: Psi parameters, 4 bytes each), the
       # N-rank runs time the allreduce of exactly the gradient bytes a step sends.
