@@ -82,6 +82,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0)
 # faster A B: is time A set and below B (or B not set yet)? The fastest run of each configuration is kept.
 faster() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && (b == "" || a + 0 < b + 0)) }'; }
 pct() { awk -v a="$1" 'BEGIN { if (a == "") print "-"; else printf "%.0f%%", 100 * a }'; }
+# ceiling N ONE STEP SPEEDUP: N ranks whose every step takes STEP ms, against one rank's ONE ms,
+# reach at most N x ONE / STEP; prints that and the share of it SPEEDUP (measured) is.
+ceiling() { awk -v n="$1" -v a="$2" -v b="$3" -v s="$4" 'BEGIN { if (a == "" || b + 0 == 0) { print "- -"; exit }
+  c = n * a / b; printf "%.2f %s\n", c, (s == "-" ? "-" : sprintf("%.0f%%", 100 * s / c)) }'; }
 
 # The runs of one model: "RANKS:GLOBAL_BATCH" — one rank, then for each N in HG_BENCH_RANKS
 # the batch per rank kept (N x B) and the global batch kept (B).
@@ -181,23 +185,19 @@ for model in $MODELS; do
     echo "speed-up of $n ranks over 1 ($unit), batch per rank kept: halfgrad $(ratio "${hg_ips[$model,$weak]:-}" "${hg_ips[$model,1:$B]:-}")," \
          "PyTorch $(ratio "${pt_ips[$model,$weak]:-}" "${pt_ips[$model,1:$B]:-}")   (goal for halfgrad: >= 1.6)"
     if [ -n "${alone_ms[$model,$n]:-}" ]; then
+      speedup=$(ratio "${hg_ips[$model,$weak]:-}" "${hg_ips[$model,1:$B]:-}")
       # N ranks with free communication would run at the pace of the slowest core alone:
       # N x (1-rank step / that step). The share of it reached is what the allreduce costs.
-      read -r ceiling reached < <(awk -v n="$n" -v a="${hg_ms[$model,1:$B]:-}" -v b="${alone_ms[$model,$n]}" \
-        -v s="$(ratio "${hg_ips[$model,$weak]:-}" "${hg_ips[$model,1:$B]:-}")" \
-        'BEGIN { if (a == "" || b + 0 == 0) { print "- -"; exit }
-                 c = n * a / b; printf "%.2f %s\n", c, (s == "-" ? "-" : sprintf("%.0f%%", 100 * s / c)) }')
+      read -r limit reached < <(ceiling "$n" "${hg_ms[$model,1:$B]:-}" "${alone_ms[$model,$n]}" "$speedup")
       echo "  without communication: $n one-rank runs side by side (cores 0..$((n - 1))), the slowest at" \
-           "${alone_ms[$model,$n]} ms/step: at most ${ceiling}x here; halfgrad's $n ranks reach $reached of that"
+           "${alone_ms[$model,$n]} ms/step: at most ${limit}x here; halfgrad's $n ranks reach $reached of that"
       if [ -n "${allreduce_ms[$model,$n]:-}" ]; then
         # On CPU ranks the allreduce is the cores' own work (copies through shared memory and
         # the sums): added to that step, it gives what N ranks reach if nothing hides it.
-        read -r ceiling reached < <(awk -v n="$n" -v a="${hg_ms[$model,1:$B]:-}" -v b="${alone_ms[$model,$n]}" \
-          -v r="${allreduce_ms[$model,$n]}" -v s="$(ratio "${hg_ips[$model,$weak]:-}" "${hg_ips[$model,1:$B]:-}")" \
-          'BEGIN { if (a == "") { print "- -"; exit }
-                   c = n * a / (b + r); printf "%.2f %s\n", c, (s == "-" ? "-" : sprintf("%.0f%%", 100 * s / c)) }')
+        step=$(awk -v b="${alone_ms[$model,$n]}" -v r="${allreduce_ms[$model,$n]}" 'BEGIN { print b + r }')
+        read -r limit reached < <(ceiling "$n" "${hg_ms[$model,1:$B]:-}" "$step" "$speedup")
         echo "  with the allreduce added: its ${grad_mb[$model]} MiB of gradients through MPI_Allreduce alone take" \
-             "${allreduce_ms[$model,$n]} ms (section 2, best of 20): at most ${ceiling}x; halfgrad's $n ranks reach $reached of that"
+             "${allreduce_ms[$model,$n]} ms (section 2, best of 20): at most ${limit}x; halfgrad's $n ranks reach $reached of that"
       fi
     fi
     echo "speed-up of $n ranks over 1 ($unit), global batch kept: halfgrad $(ratio "${hg_ips[$model,$strong]:-}" "${hg_ips[$model,1:$B]:-}")," \
