@@ -9,11 +9,13 @@
 #   test_nccl         (a build with NCCL) world size 1 on one GPU; exits 77 without a GPU
 add_executable(test_dist_units ${CMAKE_CURRENT_LIST_DIR}/test_dist_units.cpp)
 target_link_libraries(test_dist_units PRIVATE halfgrad hg_doctest_main hg_warnings)
+hg_test_O1(test_dist_units)
 doctest_discover_tests(test_dist_units PROPERTIES LABELS "dist")
 
 if(HG_WITH_MPI)
   add_executable(test_dist_mpi ${CMAKE_CURRENT_LIST_DIR}/test_dist_mpi.cpp)
   target_link_libraries(test_dist_mpi PRIVATE halfgrad hg_warnings)
+  hg_test_O1(test_dist_mpi)
   # mpirun refuses to run as root unless told twice; ranks that wait yield the core (ctest
   # runs tests side by side on 2 cores); no binding, so two jobs do not pin to the same core.
   set(HG_MPI_TEST_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
@@ -62,6 +64,7 @@ endif()
 if(HG_WITH_NCCL)
   add_executable(test_nccl ${CMAKE_CURRENT_LIST_DIR}/test_nccl.cpp)
   target_link_libraries(test_nccl PRIVATE halfgrad hg_warnings)
+  hg_test_O1(test_nccl)
   add_test(NAME test_nccl COMMAND test_nccl)
   set_tests_properties(test_nccl PROPERTIES SKIP_RETURN_CODE 77 LABELS "gpu;mpi" TIMEOUT 120
                        ENVIRONMENT "${HG_MPI_TEST_ENV}" FAIL_REGULAR_EXPRESSION "NOT OK")

@@ -62,6 +62,7 @@ set_tests_properties(exercises_solutions_pass exercises_untouched_fail exercises
 # a fake cmake and two of the graders above.
 add_executable(exercises_report_check ${CMAKE_CURRENT_LIST_DIR}/report_check.cpp)
 target_link_libraries(exercises_report_check PRIVATE nlohmann_json::nlohmann_json hg_warnings)
+hg_test_O1(exercises_report_check)
 if(TARGET exercise_01_solved AND TARGET exercise_02_untouched)
   add_test(NAME lab_check_command
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/lab_check.sh ${PROJECT_SOURCE_DIR}/lab

@@ -13,6 +13,7 @@ set(_hg_cli ${CMAKE_CURRENT_LIST_DIR})
 # The plumbing alone (framework/train/: guard, value checks, run folders, resume rules).
 add_executable(test_train_cli ${_hg_cli}/test_train_cli.cpp)
 target_link_libraries(test_train_cli PRIVATE halfgrad hg_doctest_main hg_warnings)
+hg_test_O1(test_train_cli)
 doctest_discover_tests(test_train_cli)
 
 foreach(nn 01 02 03 04 05 06 07 08 09 10 11 13)
