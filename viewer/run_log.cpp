@@ -436,18 +436,28 @@ bool parse_event_line(const std::string& line, RunData& d, std::string* why) {
 
 // ---- a run folder -------------------------------------------------------------------------
 
+namespace {
+
+// One rank of a data-parallel run (chapter 13: runs/<name>/rank<k>): "rank1" alone would not
+// say which run, so the name is "<name>/rank1". That holds for the folder's name and for the
+// name in run.json, which a rank's log also sets to "rank1".
+std::string run_name(const std::string& name, const std::string& dir) {
+  fs::path path = fs::path(dir).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();  // "runs/x/" has an empty filename
+  const bool rank = name.size() > 4 && name.compare(0, 4, "rank") == 0 &&
+                    std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (rank && path.filename() == name && !path.parent_path().filename().empty())
+    return path.parent_path().filename().string() + "/" + name;
+  return name;
+}
+
+}  // namespace
+
 RunReader::RunReader(std::string dir, int64_t memory_cap) : memory_cap_(memory_cap) {
   data_.dir = std::move(dir);
   fs::path path = fs::path(data_.dir).lexically_normal();
-  if (path.filename().empty()) path = path.parent_path();  // "runs/x/" has an empty filename
-  data_.name = path.filename().string();
-  // One rank of a data-parallel run (chapter 13: runs/<name>/rank<k>): "rank1" alone would
-  // not say which run, so the name is "<name>/rank1".
-  const std::string& n = data_.name;
-  const bool rank = n.size() > 4 && n.compare(0, 4, "rank") == 0 &&
-                    std::all_of(n.begin() + 4, n.end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (rank && !path.parent_path().filename().empty())
-    data_.name = path.parent_path().filename().string() + "/" + n;
+  if (path.filename().empty()) path = path.parent_path();
+  data_.name = run_name(path.filename().string(), data_.dir);
 }
 
 namespace {
@@ -523,7 +533,7 @@ void RunReader::read_run_json() {
   f.name("name", name, Need::Optional);
   f.boolean("synthetic", data_.synthetic);
   if (!f.ok()) data_.run_json_error = p.string() + ": " + f.why() + " (the field is ignored)";
-  else if (!name.empty()) data_.name = name;
+  else if (!name.empty()) data_.name = run_name(name, data_.dir);
 }
 
 void RunReader::reset_events() {

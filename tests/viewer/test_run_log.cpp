@@ -285,6 +285,7 @@ TEST_CASE("runs/ holding a data-parallel run: each rank is a run named <run>/ran
     for (const char* rank : {"rank0", "rank1"}) {
       fs::create_directories(d.path / job / rank);
       write(d.path / job / rank / "events.jsonl", line);
+      write(d.path / job / rank / "run.json", std::string(R"({"name":")") + rank + "\"}");  // as chapter 13 writes it
     }
   fs::create_directories(d.path / "empty" / "nothing_here");  // a folder with no runs: nothing
   fs::create_directories(d.path / "deep" / "a" / "rank0");    // runs two levels down: not looked for
@@ -304,6 +305,12 @@ TEST_CASE("runs/ holding a data-parallel run: each rank is a run named <run>/ran
   // A folder merely starting with "rank" keeps its own name.
   CHECK(RunReader((d.path / "rankings").string()).data().name == "rankings");
   CHECK(RunReader((d.path / "13_mlp_2ranks" / "rank1" / "").string()).data().name == "13_mlp_2ranks/rank1");
+  // Once run.json is read: it names the rank "rank1" (a rank's log is named after its folder),
+  // and the name shown stays "<run>/rank1".
+  RunReader r((d.path / "13_gpt_2ranks" / "rank1").string());
+  r.poll(1 << 20);
+  CHECK(r.data().run_json.value("name", "") == "rank1");
+  CHECK(r.data().name == "13_gpt_2ranks/rank1");
 }
 
 TEST_CASE("a file that shrank (rewritten) is read again from the start") {
