@@ -14,9 +14,13 @@
 //                                    across it (in 90% of its pixel columns) and red marks over
 //                                    saturated steps
 //                                    (viewer/app/fp8_colors.h)
+//   spike FILE                       a red run whose loss is flat but for one step far below
+//                                    is drawn all the way down to that step: every row from
+//                                    the flat line to the lowest red pixel has red near it
 //   bits FILE LAYOUT ID E M HEX      the boxes of format ID (E exponent and M mantissa bits)
 //                                    show HEX: each box sampled has the colour of its field
 //                                    (sign | exponent | mantissa) and of its bit (set | clear)
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -245,6 +249,40 @@ int cmd_fp8(const char* file, const char* layout, long min_pixels) {
 
 }  // namespace
 
+// The second run's colour (run_color(1), red) or its anti-aliased edge over a dark background:
+// red well above green and blue.
+bool reddish(const Rgb& p) { return p.r >= 90 && p.r >= p.g + 50 && p.r >= p.b + 50; }
+
+// The row with the most red pixels is the flat part of the line; the lowest red pixel is the
+// tip of the spike. In the seven columns around the tip, every row between them must hold a
+// red pixel. ImGui's polyline clamps its miter at sharp corners, and a one-step spike came out
+// dashed or without its tip (viewer/app/widgets.h, draw_polyline).
+int cmd_spike(const char* file) {
+  Image im = load(file);
+  std::vector<long> per_row(im.h, 0);
+  int tip_x = -1, tip_y = -1;
+  for (int y = 0; y < im.h; ++y)
+    for (int x = 0; x < im.w; ++x)
+      if (reddish(im.at(x, y))) {
+        ++per_row[y];
+        if (y > tip_y) tip_y = y, tip_x = x;
+      }
+  const int flat_y = int(std::max_element(per_row.begin(), per_row.end()) - per_row.begin());
+  std::printf("%s: flat line at row %d (%ld red pixels), spike tip at (%d, %d)\n", file, flat_y,
+              per_row[flat_y], tip_x, tip_y);
+  if (tip_y < 0 || tip_y - flat_y < 100) return fail("no red spike reaching 100 rows below the flat line");
+  int missing = 0, first_missing = -1;
+  for (int y = flat_y + 1; y <= tip_y; ++y) {
+    bool found = false;
+    for (int x = std::max(0, tip_x - 3); x <= std::min(im.w - 1, tip_x + 3) && !found; ++x)
+      found = reddish(im.at(x, y));
+    if (!found && missing++ == 0) first_missing = y;
+  }
+  std::printf("rows %d..%d: %d without red near x = %d%s\n", flat_y + 1, tip_y, missing, tip_x,
+              missing ? (" (first: row " + std::to_string(first_missing) + ")").c_str() : "");
+  return missing == 0 ? 0 : fail("the spike is drawn with gaps");
+}
+
 int main(int argc, char** argv) {
   std::string cmd = argc > 1 ? argv[1] : "";
   if (cmd == "size" && argc == 5) return cmd_size(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
@@ -257,6 +295,7 @@ int main(int argc, char** argv) {
   if (cmd == "boxscale" && argc == 5) return cmd_boxscale(argv[2], argv[3], std::atof(argv[4]));
   if (cmd == "memory" && argc == 4) return cmd_memory(argv[2], std::atol(argv[3]));
   if (cmd == "fp8" && argc == 5) return cmd_fp8(argv[2], argv[3], std::atol(argv[4]));
-  std::fprintf(stderr, "usage: viewer_png_check size|notblank|differ|same|boxscale|bits|memory|fp8 ... (see the source)\n");
+  if (cmd == "spike" && argc == 3) return cmd_spike(argv[2]);
+  std::fprintf(stderr, "usage: viewer_png_check size|notblank|differ|same|boxscale|bits|memory|fp8|spike ... (see the source)\n");
   return 2;
 }

@@ -124,6 +124,15 @@ shot --screenshot "$work/fp8_none.png" --panel fp8 --run "$work/runs/demo_fp32" 
      --layout-json "$work/fp8_none.json"
 grep -q '"plots": \[\]' "$work/fp8_none.json" || { echo "FAIL: plots drawn for a run without fp8_scale events"; exit 1; }
 "$check" differ "$work/fp8_none.png" "$work/fp8.png"
+echo "== a one-step spike of the loss is drawn down to its tip"
+mkdir -p "$work/spike/a_flat" "$work/spike/b_spike"
+for s in $(seq 0 99); do
+  v=1.0; [ "$s" -eq 50 ] && v=0.01
+  echo "{\"type\":\"scalar\",\"step\":$s,\"name\":\"train/loss\",\"value\":2.0}" >>"$work/spike/a_flat/events.jsonl"
+  echo "{\"type\":\"scalar\",\"step\":$s,\"name\":\"train/loss\",\"value\":$v}" >>"$work/spike/b_spike/events.jsonl"
+done
+shot --screenshot "$work/spike.png" --panel scale "$work/spike" --size ${W}x${H}
+"$check" spike "$work/spike.png"
 echo "== the runs panel"
 shot --screenshot "$work/runs.png" --panel runs "$work/runs" --size ${W}x${H}
 "$check" notblank "$work/runs.png"

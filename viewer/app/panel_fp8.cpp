@@ -214,7 +214,12 @@ void draw_line(const PlotFrame& f, const std::vector<Fp8Column>& cols, double Fp
   std::vector<ImVec2> line;
   int off_axis = 0;
   auto flush = [&]() {
-    if (line.size() > 1) f.dl->AddPolyline(line.data(), static_cast<int>(line.size()), color, 0, thickness);
+    // A staircase turns at right angles only, which ImGui's own joins draw whole; and the
+    // translucent band must be one polyline, or its segments would overlap and darken.
+    if (staircase && line.size() > 1)
+      f.dl->AddPolyline(line.data(), static_cast<int>(line.size()), color, 0, thickness);
+    else
+      draw_polyline(f.dl, line, color, thickness);
     line.clear();
   };
   for (size_t i = 0; i < cols.size(); ++i) {

@@ -464,7 +464,7 @@ void draw_underflow(App& app, const RunSlot& slot, ImVec2 size) {
       pts.push_back(f.map(double(h.step), v));
     }
     ImU32 c = sel ? IM_COL32(255, 255, 255, 255) : (run_color(i + 1) & 0x00FFFFFF) | (110u << 24);
-    if (!sel) f.dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), c, 0, 1.0f);
+    if (!sel) draw_polyline(f.dl, pts, c, 1.0f);
     ++i;
   }
   f.dl->Flags = saved;
@@ -477,7 +477,7 @@ void draw_underflow(App& app, const RunSlot& slot, ImVec2 size) {
       double v = series_value(h, what);
       pts.push_back(f.map(double(h.step), v));
     }
-    f.dl->AddPolyline(pts.data(), static_cast<int>(pts.size()), IM_COL32(255, 255, 255, 255), 0, 2.5f);
+    draw_polyline(f.dl, pts, IM_COL32(255, 255, 255, 255), 2.5f);
     const std::string t = fmt::format("white: {} ({} parameters in all)", g.param, run.params.size());
     const ImVec2 ts = ImGui::CalcTextSize(t.c_str()), at = {f.p0.x + 6, f.p0.y + 4};
     f.dl->AddRectFilled({at.x - 3, at.y - 1}, {at.x + ts.x + 3, at.y + ts.y + 1}, IM_COL32(10, 10, 14, 215), 3);

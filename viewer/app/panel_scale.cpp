@@ -126,7 +126,7 @@ void draw_series(const PlotFrame& f, const Points& pts, Get get, int tag, uint64
     line.push_back({x, f.py(c.mean)});
   }
   if (line.size() == 1) f.dl->AddCircleFilled(line[0], 3, color);
-  f.dl->AddPolyline(line.data(), static_cast<int>(line.size()), color, 0, thickness);
+  draw_polyline(f.dl, line, color, thickness);
 }
 
 // ---- loss scale -------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 // (ImPlot is not available on these machines, and the plots here are simple).
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -47,6 +48,12 @@ PlotFrame begin_plot(const char* id, ImVec2 size, double x0, double x1, double y
                      const char* x_title, const char* y_title, TickLabel x_label = nullptr,
                      TickLabel y_label = nullptr, double x_step = 0, double y_step = 0);
 void end_plot(const PlotFrame& f);
+
+// A line through `pts`, each segment drawn on its own. ImGui's polyline joins segments with a
+// miter that it clamps at sharp corners, and a one-step spike of a loss (down and straight back
+// up) lost its tip: drawn dashed, or not at all. Thick opaque lines get a round dot at each
+// joint. (A translucent line overlaps itself a little at each joint.)
+void draw_polyline(ImDrawList* dl, const std::vector<ImVec2>& pts, ImU32 color, float thickness);
 
 // "2^-24" style label, for log2 axes.
 std::string pow2_label(double e);
