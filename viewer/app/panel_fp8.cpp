@@ -214,8 +214,7 @@ void draw_line(const PlotFrame& f, const std::vector<Fp8Column>& cols, double Fp
   std::vector<ImVec2> line;
   int off_axis = 0;
   auto flush = [&]() {
-    // A staircase turns at right angles only, which ImGui's own joins draw whole; and the
-    // translucent band must be one polyline, or its segments would overlap and darken.
+    // A staircase turns at right angles only, which ImGui's own joins draw whole.
     if (staircase && line.size() > 1)
       f.dl->AddPolyline(line.data(), static_cast<int>(line.size()), color, 0, thickness);
     else
@@ -248,6 +247,20 @@ void draw_line(const PlotFrame& f, const std::vector<Fp8Column>& cols, double Fp
       line.push_back({f.px(double(cols[i].step) + 1), p.y});
   }
   flush();
+}
+
+// A translucent band `height` pixels tall at each column's value of `field` (log2 axis),
+// across the column to the next one: one rectangle per column. (As a polyline this thick,
+// each short rise or drop between two steps came out as a slanted wedge.)
+void draw_band(const PlotFrame& f, const std::vector<Fp8Column>& cols, double Fp8Column::*field, ImU32 color,
+               float height) {
+  for (size_t i = 0; i < cols.size(); ++i) {
+    const double v = cols[i].*field;
+    if (!(v > 0) || !std::isfinite(v)) continue;  // no value, or none on a log2 axis
+    const ImVec2 p = f.map(double(cols[i].step), std::clamp(std::log2(v), f.y0, f.y1));
+    const float x1 = i + 1 < cols.size() ? f.px(double(cols[i + 1].step)) : f.px(double(cols[i].step) + 1);
+    f.dl->AddRectFilled({p.x, p.y - 0.5f * height}, {std::max(x1, p.x + 1), p.y + 0.5f * height}, color);
+  }
 }
 
 // The point of each shown tensor nearest the mouse, in a tooltip, and a vertical line there.
@@ -313,7 +326,7 @@ void plot_amax(App& app, const std::vector<Shown>& shown, double x0, double x1, 
   record(app, "fp8_amax", f);
   hover(f, shown);
   for (const Shown& t : shown) {
-    draw_line(f, t.cols, &Fp8Column::history_amax, true, (t.color & 0x00FFFFFF) | (80u << 24), 7.0f, true, false);
+    draw_band(f, t.cols, &Fp8Column::history_amax, (t.color & 0x00FFFFFF) | (80u << 24), 7.0f);
     draw_line(f, t.cols, &Fp8Column::amax, true, t.color, 1.5f, false, dots, shown.size() == 1);
     for (const Fp8Column& c : t.cols)  // an amax of inf or NaN: the tensor overflowed before the cast
       if (c.nonfinite_amax) {
