@@ -441,9 +441,14 @@ namespace {
 // One rank of a data-parallel run (chapter 13: runs/<name>/rank<k>): "rank1" alone would not
 // say which run, so the name is "<name>/rank1". That holds for the folder's name and for the
 // name in run.json, which a rank's log also sets to "rank1".
-std::string run_name(const std::string& name, const std::string& dir) {
+fs::path run_folder(const std::string& dir) {
   fs::path path = fs::path(dir).lexically_normal();
   if (path.filename().empty()) path = path.parent_path();  // "runs/x/" has an empty filename
+  return path;
+}
+
+std::string run_name(const std::string& name, const std::string& dir) {
+  const fs::path path = run_folder(dir);
   const bool rank = name.size() > 4 && name.compare(0, 4, "rank") == 0 &&
                     std::all_of(name.begin() + 4, name.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (rank && path.filename() == name && !path.parent_path().filename().empty())
@@ -455,9 +460,7 @@ std::string run_name(const std::string& name, const std::string& dir) {
 
 RunReader::RunReader(std::string dir, int64_t memory_cap) : memory_cap_(memory_cap) {
   data_.dir = std::move(dir);
-  fs::path path = fs::path(data_.dir).lexically_normal();
-  if (path.filename().empty()) path = path.parent_path();
-  data_.name = run_name(path.filename().string(), data_.dir);
+  data_.name = run_name(run_folder(data_.dir).filename().string(), data_.dir);
 }
 
 namespace {

@@ -106,10 +106,10 @@ PlotFrame begin_plot(const char* id, ImVec2 size, double x0, double x1, double y
 void end_plot(const PlotFrame& f) { f.dl->PopClipRect(); }
 
 void draw_polyline(ImDrawList* dl, const std::vector<ImVec2>& pts, ImU32 color, float thickness) {
+  const bool dots = thickness > 1.5f && (color >> IM_COL32_A_SHIFT) == 255;  // a translucent dot would show
   for (size_t i = 1; i < pts.size(); ++i) {
     dl->AddLine(pts[i - 1], pts[i], color, thickness);
-    const bool opaque = (color >> IM_COL32_A_SHIFT) == 255;  // a translucent dot would show
-    if (thickness > 1.5f && opaque && i + 1 < pts.size()) dl->AddCircleFilled(pts[i], 0.5f * thickness, color);
+    if (dots && i + 1 < pts.size()) dl->AddCircleFilled(pts[i], 0.5f * thickness, color);
   }
 }
 
