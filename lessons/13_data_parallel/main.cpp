@@ -890,6 +890,20 @@ void show_pipeline() {
 }  // namespace
 
 // ---- 8. main --------------------------------------------------------------------------------------
+// A problem that each rank looks for itself ("" when it found none): true on every rank when any
+// rank found one, which rank 0 then prints, once — its own whole, another rank's as the first
+// 255 bytes gather_text carries.
+bool say_first_problem(Communicator& comm, const std::string& mine) {
+  const std::vector<std::string> all = comm.gather_text(mine);
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r].empty()) continue;
+    if (comm.rank() == 0)
+      std::fprintf(stderr, "lesson_13: %s\n", r == 0 ? mine.c_str() : fmt_line("rank %zu: %s", r, all[r].c_str()).c_str());
+    return true;
+  }
+  return false;
+}
+
 // The formula of section 4's optimizer state per rank, for section 5.
 MemoryRow training_row(const Flags& fl, int64_t psi, int N, const std::vector<int64_t>& measured) {
   const int64_t c = (psi + N - 1) / N;
@@ -1011,11 +1025,8 @@ int main(int argc, char** argv) {
   // The run folder: checked by every rank before any work (on one machine they see the same
   // runs/; on several, each its own), and refused everywhere if any rank refuses it. Rank 0
   // says the first problem, once.
-  const auto run_problems =
-      comm->gather_text(hg::train::check_run_folders({run_name(fl, comm->world_size())}, f.overwrite, resuming));
-  for (size_t r = 0; r < run_problems.size(); ++r)
-    if (!run_problems[r].empty())
-      return refuse(r == 0 ? run_problems[r] : fmt_line("rank %zu: %s", r, run_problems[r].c_str()));
+  if (say_first_problem(*comm, hg::train::check_run_folders({run_name(fl, comm->world_size())}, f.overwrite, resuming)))
+    return hg::train::kExitUsage;
   if (f.batch_size < comm->world_size())
     return refuse(fmt_line("--batch-size %lld is the global batch: it needs at least one %s per rank (%d ranks)",
                            (long long)f.batch_size, gpt ? "sequence" : "example", comm->world_size()));
@@ -1023,19 +1034,24 @@ int main(int argc, char** argv) {
   // (mpirun binds each of 2 ranks to a core; with more ranks than cores it binds none).
   if (f.threads == 0) f.threads = std::max(1, omp_get_num_procs() / comm->local_size());
   hg::train::apply_threads(f.threads);
+  // The device and the data, before any work. Every rank looks for itself (on several machines
+  // each has its own GPUs and reads its own copy of the data); rank 0 says the first problem
+  // found, once, and every rank returns: N copies of one line and MPI_Abort's banner say less.
   hg::Device device = hg::Device::CPU;
-  if (!hg::train::device_from_flag(f.device, "lesson_13", device)) return 2;
-
+  std::string problem;
   try {
-    if (device == hg::Device::CUDA) comm->use_gpus();  // NCCL; each rank takes the GPU of its local rank
-    if (fl.deterministic) comm->set_reduction(hg::dist::Reduction::FixedOrder);
-    show_job(*comm);
-    show_ring(*comm, fl.ring_mb);
-    // The data: FashionMNIST for the image models, a text corpus for the GPT.
-    Task task;
-    task.model = f.model;
-    hg::data::ImageDataset train_ds, test_ds;
-    hg::data::TextCorpus corpus;
+    device = hg::train::device_from_flag(f.device);
+  } catch (const std::exception& e) {
+    problem = "--device " + f.device + ": " + e.what();
+  }
+  if (say_first_problem(*comm, problem)) return hg::train::kExitUsage;
+  // The data: FashionMNIST for the image models, a text corpus for the GPT. Missing or damaged:
+  // exit 1, as in every chapter (README, "Flags and exit codes").
+  Task task;
+  task.model = f.model;
+  hg::data::ImageDataset train_ds, test_ds;
+  hg::data::TextCorpus corpus;
+  try {
     if (gpt) {
       corpus = hg::data::load_text_corpus(fl.text, fl.gpt.block_size);
       task.text = &corpus;
@@ -1049,6 +1065,16 @@ int main(int argc, char** argv) {
       hg::data::normalize(test_ds, hg::data::kFashionMnistMean, hg::data::kFashionMnistStd);
       task.images = &train_ds;
     }
+  } catch (const std::exception& e) {
+    problem = e.what();
+  }
+  if (say_first_problem(*comm, problem)) return 1;
+
+  try {
+    if (device == hg::Device::CUDA) comm->use_gpus();  // NCCL; each rank takes the GPU of its local rank
+    if (fl.deterministic) comm->set_reduction(hg::dist::Reduction::FixedOrder);
+    show_job(*comm);
+    show_ring(*comm, fl.ring_mb);
     Memory memory;
     if (fl.check_steps > 0) {
       const hg::dist::Reduction chosen = comm->reduction();

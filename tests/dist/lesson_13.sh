@@ -11,6 +11,9 @@
 #   gpt      --model gpt (chapter 12's GPT, tiny): the equality checks bit-identical, the
 #            accountant's optimizer state = the formula on both ranks, a validation loss below
 #            the uniform one; then ZeRO-1 with --accumulate 2 and F16 autocast
+#   bad_data a data folder without FashionMNIST, a damaged FashionMNIST, an empty --text and
+#            (without a GPU) --device cuda: one line from rank 0, every rank exits (1 for data,
+#            2 for the device) before any work, and MPI_Abort is not needed
 # (killed also resumes with a contradicting --seed: refused, exit 2, naming the saved value)
 # MPIEXEC is the launcher with its flags (a quoted string); runs happen in SCRATCH.
 what="$1"; mpiexec="$2"; lesson="$3"; scratch="$4"
@@ -85,6 +88,39 @@ case "$what" in
     [ "$rc" -ne 0 ] || fail "the job ended with exit code 0 although rank 1 failed"
     need "^lesson_13: rank 1 of 2: failing on purpose at step 2 \(--fail-at-step\)$"
     printf '%s\n' "$out" | grep -q "epoch 1 " && fail "training went on after rank 1 failed"
+    ;;
+  bad_data)
+    # one line, from rank 0; nothing printed by section 1; no MPI_Abort
+    once() {
+      [ "$rc" -eq "$1" ] || fail "$2: exit code $rc, expected $1"
+      need "^lesson_13: $3"
+      [ "$(printf '%s\n' "$out" | grep -c '^lesson_13:')" -eq 1 ] || fail "$2: not said exactly once"
+      printf '%s\n' "$out" | grep -q "== 1\." && fail "$2: the job started working"
+      printf '%s\n' "$out" | grep -q "MPI_ABORT" && fail "$2: the ranks were aborted rather than stopped"
+      return 0
+    }
+    rm -rf nodata damaged && mkdir -p nodata damaged
+    out=$($mpiexec -n 2 "$lesson" $small --data nodata 2>&1); rc=$?
+    printf '%s\n' "$out"
+    once 1 "--data nodata" "FashionMNIST not found: .* in nodata"
+    # the real dataset with its training images cut short
+    src="${HG_DATA:-/usr/share/datasets/fashion-mnist}"  # where the chapters look (datasets/paths.h)
+    if [ -f "$src/train-images-idx3-ubyte.gz" ]; then
+      cp "$src"/t10k-* "$src"/train-labels-* damaged/
+      head -c 100000 "$src"/train-images-idx3-ubyte.gz > damaged/train-images-idx3-ubyte.gz
+      out=$($mpiexec -n 2 "$lesson" $small --data damaged 2>&1); rc=$?
+      printf '%s\n' "$out"
+      once 1 "--data damaged" ".*train-images-idx3-ubyte"
+    else
+      echo "no $src/train-images-idx3-ubyte.gz to damage a copy of: that part not run"
+    fi
+    : > empty.txt
+    out=$($mpiexec -n 2 "$lesson" --model gpt --threads 1 --text empty.txt 2>&1); rc=$?
+    printf '%s\n' "$out"
+    once 1 "--text empty.txt" "text file empty.txt is empty"
+    out=$($mpiexec -n 2 "$lesson" $small --device cuda 2>&1); rc=$?
+    printf '%s\n' "$out"
+    if [ "$rc" -ne 0 ]; then once 2 "--device cuda" "--device cuda: "; else echo "--device cuda ran: this machine has GPUs"; fi
     ;;
   gpt)
     g="--model gpt --n-layer 1 --n-head 2 --n-embd 32 --block-size 16 --steps 20 --ring-mb 0.25 --threads 1"

@@ -37,7 +37,7 @@ endif()
 
 # The chapter's program (FashionMNIST, as the other chapters' tests).
 if(HG_WITH_MPI AND TARGET lesson_13)
-  foreach(case checks killed throws folders diverges gpt)
+  foreach(case checks killed throws folders diverges bad_data gpt)
     add_test(NAME lesson_13_${case}
              COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/lesson_13.sh ${case} "${HG_MPIEXEC_LINE}" $<TARGET_FILE:lesson_13>
                      ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_${case})
