@@ -1020,6 +1020,9 @@ int main(int argc, char** argv) {
   if (fl.zero && !f.checkpoint.empty())
     return refuse("--checkpoint with --zero: the optimizer state is sharded over the ranks; checkpoints are for plain DP");
   if (fl.zero && !f.resume.empty()) return refuse("--resume with --zero: see --checkpoint");
+  if (fl.zero && app.count("--optimizer") > 0 && fl.optimizer != "adamw")
+    return refuse("--optimizer " + fl.optimizer + " with --zero: ZeRO-1 here shards AdamW's state (master, m, v); "
+                  "leave --optimizer out, or drop --zero for plain DP with " + fl.optimizer);
   if (f.lr_schedule != "constant") return refuse("--lr-schedule is not supported in this chapter");
   if (!gpt && (fl.zero || fl.optimizer == "adamw") && app.count("--lr") == 0) f.lr = 1e-3;  // SGD's 0.05 is far too big for Adam
   // The run folder: checked by every rank before any work (on one machine they see the same
