@@ -237,13 +237,17 @@ void Communicator::barrier() {
 
 double Communicator::allreduce_max(double x) {
   Tensor t = Tensor::scalar(x, DType::F64);
+  const double t0 = mpi::now();
   mpi::allreduce(t.raw_data(), 1, DType::F64, ReduceOp::Max);
+  count(t, mpi::now() - t0);
   return t.item();
 }
 
 double Communicator::allreduce_sum(double x) {
   Tensor t = Tensor::scalar(x, DType::F64);
+  const double t0 = mpi::now();
   mpi::allreduce(t.raw_data(), 1, DType::F64, ReduceOp::Sum);
+  count(t, mpi::now() - t0);
   return t.item();
 }
 
@@ -251,7 +255,11 @@ std::vector<std::string> Communicator::gather_text(const std::string& line) {
   constexpr size_t kLine = 256;
   std::vector<char> mine(kLine, '\0'), all(kLine * size_t(size_));
   std::copy_n(line.data(), std::min(line.size(), kLine - 1), mine.data());
+  const double t0 = mpi::now();
   mpi::all_gather(mine.data(), all.data(), int64_t(kLine));
+  ++stats_.calls;
+  stats_.bytes += int64_t(kLine);
+  stats_.seconds += mpi::now() - t0;
   std::vector<std::string> lines;
   for (int j = 0; j < size_; ++j) lines.emplace_back(all.data() + size_t(j) * kLine);
   return lines;
