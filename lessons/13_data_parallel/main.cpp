@@ -495,8 +495,58 @@ struct TrainResult {
   int64_t tokens = 0;            // the GPT: tokens trained on, all ranks together
   double val_loss = 0;           // the GPT: the validation loss at the end
   int64_t optimizer_bytes = 0;   // this rank's optimizer state, as the accountant counts it
+  std::vector<float> compute_ms;   // this rank's time outside MPI, two laps a step (StepClock)
   hg::train::Divergence diverged;  // set on every rank when any rank's loss or weights became inf/NaN
 };
+
+// Time outside MPI: wall time less the time this rank spent in MPI calls (copying, adding, or
+// waiting for the others). A step has two laps that end where the ranks synchronise: the
+// gradients' allreduce (no rank leaves it before every rank has entered it), then the
+// optimizer step up to the end-of-step agreement (`diverged` below). Each lap lasts as long as
+// its slowest rank computes; the other ranks wait for it inside MPI. (ZeRO-1 and the GPT's
+// clipping add collectives inside the second lap; there the wait measured is a lower bound.)
+struct StepClock {
+  std::chrono::steady_clock::time_point t0;
+  double comm0 = 0;
+  void start(const Communicator& comm) {
+    t0 = std::chrono::steady_clock::now();
+    comm0 = comm.stats().seconds;
+  }
+  float lap_ms(const Communicator& comm) {  // since start() or the last lap, and starts the next
+    const auto now = std::chrono::steady_clock::now();
+    const double wall = std::chrono::duration<double>(now - t0).count(), in_mpi = comm.stats().seconds - comm0;
+    t0 = now;
+    comm0 = comm.stats().seconds;
+    return float(1e3 * (wall - in_mpi));
+  }
+};
+
+// Every rank's laps, gathered: per step, the ranks' mean time outside MPI, and the sum over
+// its laps of the slowest rank's. Their difference is what a step waits for its slowest rank.
+// (Every rank runs the same laps: the collectives come in the same order on every rank.)
+struct Waiting {
+  double mean_ms = 0, slowest_ms = 0;  // per step
+};
+Waiting waiting_for_the_slowest(Communicator& comm, const std::vector<float>& laps, int64_t steps) {
+  const int N = comm.world_size();
+  const int64_t L = int64_t(laps.size());
+  if (L == 0 || steps == 0) return {};
+  Tensor all = Tensor::zeros({N * L});
+  comm.all_gather(Tensor::from_vector(laps, {L}), all);
+  const std::vector<float> t = all.to_vector();
+  Waiting w;
+  for (int64_t i = 0; i < L; ++i) {
+    double slowest = 0;
+    for (int j = 0; j < N; ++j) {
+      w.mean_ms += t[size_t(j * L + i)] / double(N);
+      slowest = std::max<double>(slowest, t[size_t(j * L + i)]);
+    }
+    w.slowest_ms += slowest;
+  }
+  w.mean_ms /= double(steps);
+  w.slowest_ms /= double(steps);
+  return w;
+}
 
 // The optimizer of section 4 (the scaler steps `stepper()`): ZeRO-1's AdamW on this rank's
 // shard, or the plain-DP optimizer on every parameter.
@@ -615,7 +665,9 @@ TrainResult train(Communicator& comm, const Flags& fl, const Task& task, hg::Dev
     const auto t0 = std::chrono::steady_clock::now();
     double loss_sum = 0;
     // K sampler steps (global batches) make one optimizer step: the first K−1 under no_sync.
+    StepClock clock;
     for (int64_t first = 0; first < per_epoch; first += fl.accumulate, ++step) {
+      clock.start(comm);
       maybe_fail(fl, k, step);
       const int64_t K = std::min<int64_t>(fl.accumulate, per_epoch - first);
       opts.zero_grad();
@@ -634,6 +686,7 @@ TrainResult train(Communicator& comm, const Flags& fl, const Task& task, hg::Dev
         }
       }
       if (fl.zero) zero->reduce_gradients();
+      r.compute_ms.push_back(clock.lap_ms(comm));  // up to the gradients' allreduce
       const bool stepped = scaler.step(stepper);
       scaler.update();
       if (fl.zero) zero->gather_parameters();
@@ -642,6 +695,7 @@ TrainResult train(Communicator& comm, const Flags& fl, const Task& task, hg::Dev
       loss_sum += step_loss;
       log.scalar(step, "train/loss", step_loss, epoch);  // this rank's share
       if (scaler.is_enabled()) log.loss_scale(step, scaler.get_scale(), !stepped, !stepped);
+      r.compute_ms.push_back(clock.lap_ms(comm));  // the optimizer step, the end-of-step agreement
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double comm_seconds = comm.stats().seconds - comm0;
@@ -746,7 +800,9 @@ TrainResult train_gpt(Communicator& comm, const Flags& fl, const Task& task, hg:
   const auto t0 = std::chrono::steady_clock::now();
   double window_loss = 0;  // this rank's losses since the last printed line
   int64_t window_steps = 0;
+  StepClock clock;
   for (int64_t step = 0; step < fl.steps; ++step) {
+    clock.start(comm);
     maybe_fail(fl, k, step);
     stepper.set_lr(schedule.lr_at(step));
     opts.zero_grad();
@@ -765,6 +821,7 @@ TrainResult train_gpt(Communicator& comm, const Flags& fl, const Task& task, hg:
       }
     }
     if (fl.zero) opts.zero->reduce_gradients();
+    r.compute_ms.push_back(clock.lap_ms(comm));  // up to the gradients' allreduce
     scaler.unscale_(stepper);  // clipping must see the true gradients
     if (fl.grad_clip > 0) {
       if (fl.zero) opts.zero->clip_grad_norm_(fl.grad_clip);
@@ -786,6 +843,7 @@ TrainResult train_gpt(Communicator& comm, const Flags& fl, const Task& task, hg:
       window_loss = 0;
       window_steps = 0;
     }
+    r.compute_ms.push_back(clock.lap_ms(comm));  // the optimizer step, the end-of-step agreement
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.comm_seconds = comm.stats().seconds - comm0;
@@ -1104,10 +1162,17 @@ int main(int argc, char** argv) {
     const TrainResult r = gpt ? train_gpt(*comm, fl, task, device) : train(*comm, fl, task, device, epochs, test_ds);
     if (r.diverged) return hg::train::kExitDiverged;  // every rank: each said why on stderr
     if (fl.zero)
-      say("  gradients: one reduce-scatter after backward, parameters: one all-gather after the step\n\n");
+      say("  gradients: one reduce-scatter after backward, parameters: one all-gather after the step\n");
     else
-      say("  buckets: %lld of %.1f MiB; %lld allreduce(s) started while backward was running\n\n",
+      say("  buckets: %lld of %.1f MiB; %lld allreduce(s) started while backward was running\n",
           (long long)r.buckets, fl.bucket_mb, (long long)r.overlapped);
+    const Waiting w = waiting_for_the_slowest(*comm, r.compute_ms, r.steps);
+    const double step_ms = 1e3 * r.seconds / double(std::max<int64_t>(1, r.steps));
+    if (comm->world_size() > 1)
+      say("  a step, %.3f ms: each rank computes %.3f ms on average (outside MPI), the slowest rank of each step\n"
+          "  %.3f ms: so a step waits %.3f ms for its slowest rank, and spends %.3f ms in the collectives themselves\n",
+          step_ms, w.mean_ms, w.slowest_ms, w.slowest_ms - w.mean_ms, step_ms - w.slowest_ms);
+    say("\n");
     // 5. memory: section 3's DP and ZeRO-1 runs (when they ran) and section 4's optimizer.
     const int64_t psi = fresh_model(task, f.seed).net->num_parameters();
     const int N = comm->world_size();
@@ -1128,17 +1193,17 @@ int main(int argc, char** argv) {
       show_tensor_parallel(*comm, hg::dist::make_batch(train_ds, idx).images.reshape({64, 784}), 512, "64 images");
     }
     show_pipeline();
-    const double step_ms = 1e3 * r.seconds / double(std::max<int64_t>(1, r.steps));
     if (gpt)
       say("RESULT model=gpt ranks=%d threads=%d precision=%s zero=%d steps=%lld seconds=%.3f step_ms=%.3f "
-          "tokens_per_s=%.1f comm_share=%.3f val_loss=%.4f\n",
+          "tokens_per_s=%.1f comm_share=%.3f compute_ms=%.3f slowest_ms=%.3f val_loss=%.4f\n",
           N, omp_get_max_threads(), fl.precision.c_str(), int(fl.zero), (long long)r.steps, r.seconds, step_ms,
-          double(r.tokens) / r.seconds, r.comm_seconds / r.seconds, r.val_loss);
+          double(r.tokens) / r.seconds, r.comm_seconds / r.seconds, w.mean_ms, w.slowest_ms, r.val_loss);
     else
       say("RESULT model=%s ranks=%d threads=%d precision=%s zero=%d steps=%lld seconds=%.3f step_ms=%.3f "
-          "images_per_s=%.1f comm_share=%.3f test_accuracy=%.4f\n",
+          "images_per_s=%.1f comm_share=%.3f compute_ms=%.3f slowest_ms=%.3f test_accuracy=%.4f\n",
           f.model.c_str(), N, omp_get_max_threads(), fl.precision.c_str(), int(fl.zero), (long long)r.steps,
-          r.seconds, step_ms, double(r.images) / r.seconds, r.comm_seconds / r.seconds, r.accuracy);
+          r.seconds, step_ms, double(r.images) / r.seconds, r.comm_seconds / r.seconds, w.mean_ms, w.slowest_ms,
+          r.accuracy);
   } catch (const std::exception& e) {
     comm->abort("lesson_13", e.what());  // prints, and ends every rank of the job
   }

@@ -77,7 +77,7 @@ if /usr/bin/python3 -c 'import torch.distributed as d; assert d.is_gloo_availabl
 else echo "python3-torch (with gloo) is not installed: the PyTorch column is skipped (apt-get install python3-torch)"; fi
 
 field() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" <<<"$2"; }
-declare -A hg_ms hg_ips hg_comm pt_ms pt_ips alone_ms allreduce_ms grad_mb
+declare -A hg_ms hg_ips hg_comm hg_compute hg_slowest pt_ms pt_ips alone_ms allreduce_ms grad_mb
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
 # faster A B: is time A set and below B (or B not set yet)? The fastest run of each configuration is kept.
 faster() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && (b == "" || a + 0 < b + 0)) }'; }
@@ -146,6 +146,7 @@ for model in $MODELS; do
       ms=$(field step_ms "$line")
       if faster "$ms" "${hg_ms[$model,$run]:-}"; then
         hg_ms[$model,$run]=$ms; hg_ips[$model,$run]=$(field $rate "$line"); hg_comm[$model,$run]=$(field comm_share "$line")
+        hg_compute[$model,$run]=$(field compute_ms "$line"); hg_slowest[$model,$run]=$(field slowest_ms "$line")
       fi
       if [ $have_torch -eq 1 ]; then
         echo "-- [$round/$REPEAT] PyTorch DDP (gloo): torch_ddp.py --ranks $n --threads 1 --batch-size $batch ${pt_args[*]}"
@@ -199,6 +200,15 @@ for model in $MODELS; do
         echo "  with the allreduce added: its ${grad_mb[$model]} MiB of gradients through MPI_Allreduce alone take" \
              "${allreduce_ms[$model,$n]} ms (section 2, best of 20): at most ${limit}x; halfgrad's $n ranks reach $reached of that"
       fi
+    fi
+    if [ -n "${hg_slowest[$model,$weak]:-}" ]; then
+      # Where the N-rank step went (lesson_13 section 4): each rank's time outside MPI, what the
+      # step waits for the slowest rank at each synchronisation, and the collectives' own time.
+      awk -v n="$n" -v step="${hg_ms[$model,$weak]}" -v c="${hg_compute[$model,$weak]}" \
+          -v s="${hg_slowest[$model,$weak]}" -v one="${hg_ms[$model,1:$B]:-?}" -v side="${alone_ms[$model,$n]:-?}" 'BEGIN {
+        printf "  inside halfgrad'"'"'s %d-rank step of %.3f ms: %.3f ms computing on each rank (one rank: %s ms, side by" \
+               " side: %s), %.3f ms waiting for the slowest rank, %.3f ms in the collectives themselves\n",
+               n, step, c, one, side, s - c, step - s }'
     fi
     echo "speed-up of $n ranks over 1 ($unit), global batch kept: halfgrad $(ratio "${hg_ips[$model,$strong]:-}" "${hg_ips[$model,1:$B]:-}")," \
          "PyTorch $(ratio "${pt_ips[$model,$strong]:-}" "${pt_ips[$model,1:$B]:-}")   (no goal: fixed costs, chapter 13 README, \"Measured\")"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # lesson_13.sh CASE MPIEXEC LESSON_13 SCRATCH — chapter 13's program under `mpiexec -n 2`.
 #   checks   the equality checks print what the chapter promises: DP in rank order and
-#            ZeRO-1 bit-identical, the ranks skipping together, the RESULT line
+#            ZeRO-1 bit-identical, the ranks skipping together, the RESULT line and its
+#            times in order (mean time outside MPI <= the slowest rank's <= the step)
 #   killed   rank 1 is killed (SIGKILL) in epoch 2: the job ends with an error naming rank 1,
 #            and the checkpoint rank 0 wrote after epoch 1 is whole: a run resumes from it
 #   throws   rank 1 throws in epoch 1: every rank stops, with one line naming rank 1 and why
@@ -37,6 +38,12 @@ case "$what" in
     need "rank 1: +step/65536 +step/65536 +SKIP/32768 +step/32768"
     need "by columns .*bit-identical"
     need "RESULT model=mlp ranks=2 threads=1 precision=fp32 zero=0 steps=4 "
+    # the wait for the slowest rank: the ranks' mean time outside MPI <= the slowest rank's
+    # (lap by lap) <= the step (5% for the clocks of two processes)
+    need "^  a step, [0-9.]+ ms: each rank computes [0-9.]+ ms on average \(outside MPI\)"
+    printf '%s\n' "$out" | awk '/^RESULT/ { for (i = 1; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+      END { exit !(v["compute_ms"] > 0 && v["slowest_ms"] >= v["compute_ms"] && v["slowest_ms"] <= 1.05 * v["step_ms"]) }' ||
+      fail "RESULT's compute_ms, slowest_ms and step_ms are not in that order"
     ;;
   killed)
     rm -f ckpt.bin ckpt.bin.tmp.*
