@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/runtime/device.h"  // no_gpu_reason(), for --device auto
 #include "datasets/fashion_mnist.h"
 #include "datasets/paths.h"
 #include "datasets/text.h"
@@ -66,6 +67,7 @@
 #include "framework/optim/adam.h"
 #include "framework/optim/lr_schedule.h"
 #include "framework/optim/sgd.h"
+#include "framework/tensor/device.h"
 #include "framework/train/checkpoint.h"
 #include "framework/train/cli.h"
 #include "framework/train/guard.h"
@@ -1100,10 +1102,24 @@ int main(int argc, char** argv) {
   // found, once, and every rank returns: N copies of one line and MPI_Abort's banner say less.
   hg::Device device = hg::Device::CPU;
   std::string problem;
-  try {
-    device = hg::train::device_from_flag(f.device);
-  } catch (const std::exception& e) {
-    problem = "--device " + f.device + ": " + e.what();
+  if (f.device == "auto") {
+    // The GPUs when every rank has one, else the CPU on every rank (NCCL wants all of them).
+    const std::string no_gpu = hg::cuda_available() ? "" : hg::cuda::no_gpu_reason();
+    const std::vector<std::string> all = comm->gather_text(no_gpu);
+    device = hg::Device::CUDA;
+    for (size_t r = 0; r < all.size() && device == hg::Device::CUDA; ++r) {
+      if (all[r].empty()) continue;
+      device = hg::Device::CPU;
+      if (comm->rank() == 0)
+        std::fprintf(stderr, "--device auto: %s%s; running on the CPU, every rank\n",
+                     r == 0 ? "" : fmt_line("rank %zu: ", r).c_str(), all[r].c_str());
+    }
+  } else {
+    try {
+      device = hg::train::device_from_flag(f.device);
+    } catch (const std::exception& e) {
+      problem = "--device " + f.device + ": " + e.what();
+    }
   }
   if (say_first_problem(*comm, problem)) return hg::train::kExitUsage;
   // The data: FashionMNIST for the image models, a text corpus for the GPT. Missing or damaged:

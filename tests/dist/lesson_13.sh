@@ -14,7 +14,8 @@
 #            the uniform one; then ZeRO-1 with --accumulate 2 and F16 autocast
 #   bad_data a data folder without FashionMNIST, a damaged FashionMNIST, an empty --text and
 #            (without a GPU) --device cuda: one line from rank 0, every rank exits (1 for data,
-#            2 for the device) before any work, and MPI_Abort is not needed
+#            2 for the device) before any work, and MPI_Abort is not needed; --device auto
+#            without a GPU: the CPU on every rank, said once
 # (killed also resumes with a contradicting --seed: refused, exit 2, naming the saved value)
 # MPIEXEC is the launcher with its flags (a quoted string); runs happen in SCRATCH.
 what="$1"; mpiexec="$2"; lesson="$3"; scratch="$4"
@@ -128,6 +129,13 @@ case "$what" in
     out=$($mpiexec -n 2 "$lesson" $small --device cuda 2>&1); rc=$?
     printf '%s\n' "$out"
     if [ "$rc" -ne 0 ]; then once 2 "--device cuda" "--device cuda: "; else echo "--device cuda ran: this machine has GPUs"; fi
+    # --device auto: every rank on the same device; the CPU fallback said once, by rank 0
+    out=$($mpiexec -n 2 "$lesson" $small --check-steps 0 --device auto --run-name auto 2>&1); rc=$?
+    printf '%s\n' "$out"
+    [ "$rc" -eq 0 ] || fail "--device auto: exit code $rc"
+    said=$(printf '%s\n' "$out" | grep -c '^--device auto:')
+    [ "$said" -le 1 ] || fail "--device auto: the fallback to the CPU said $said times"
+    command -v nvidia-smi >/dev/null || [ "$said" -eq 1 ] || fail "--device auto without a GPU: no line says the CPU is used"
     ;;
   gpt)
     g="--model gpt --n-layer 1 --n-head 2 --n-embd 32 --block-size 16 --steps 20 --ring-mb 0.25 --threads 1"
