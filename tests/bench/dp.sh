@@ -25,6 +25,9 @@
 #      gradient bytes (the program's section 2), and N x 1-rank step / (that step + the
 #      allreduce) is what N ranks reach when nothing hides the allreduce — on CPU ranks it is
 #      the cores' own work, copies through shared memory and sums, so overlap cannot hide it.
+#   5. where the N-rank step went (the fastest N-rank run's RESULT: compute_ms, slowest_ms):
+#      each rank's time outside MPI, what the step waits for its slowest rank, and the
+#      collectives' own time (chapter 13's README, section 4, "Waiting for the slowest rank").
 # Every run is repeated (HG_BENCH_REPEAT, default 3), the rounds one after the other so that
 # a slow spell of the machine hits every configuration alike, and the table keeps each
 # configuration's fastest run, for both frameworks: on a shared VM the other tenants only
