@@ -950,18 +950,22 @@ void show_pipeline() {
 }  // namespace
 
 // ---- 8. main --------------------------------------------------------------------------------------
-// A problem that each rank looks for itself ("" when it found none): true on every rank when any
-// rank found one, which rank 0 then prints, once — its own whole, another rank's as the first
-// 255 bytes gather_text carries.
-bool say_first_problem(Communicator& comm, const std::string& mine) {
+// What each rank found for itself ("" when nothing): the first report of any rank, on every
+// rank — "rank k: ..." for another rank's (its first 255 bytes, what gather_text carries),
+// rank 0's own whole — or "" when no rank reported anything.
+std::string first_report(Communicator& comm, const std::string& mine) {
   const std::vector<std::string> all = comm.gather_text(mine);
-  for (size_t r = 0; r < all.size(); ++r) {
-    if (all[r].empty()) continue;
-    if (comm.rank() == 0)
-      std::fprintf(stderr, "lesson_13: %s\n", r == 0 ? mine.c_str() : fmt_line("rank %zu: %s", r, all[r].c_str()).c_str());
-    return true;
-  }
-  return false;
+  for (size_t r = 0; r < all.size(); ++r)
+    if (!all[r].empty()) return r == 0 ? (comm.rank() == 0 ? mine : all[0]) : fmt_line("rank %zu: %s", r, all[r].c_str());
+  return "";
+}
+
+// A problem that each rank looks for itself: true on every rank when any rank found one,
+// which rank 0 then says, once.
+bool say_first_problem(Communicator& comm, const std::string& mine) {
+  const std::string why = first_report(comm, mine);
+  if (!why.empty() && comm.rank() == 0) std::fprintf(stderr, "lesson_13: %s\n", why.c_str());
+  return !why.empty();
 }
 
 // The formula of section 4's optimizer state per rank, for section 5.
@@ -1104,16 +1108,10 @@ int main(int argc, char** argv) {
   std::string problem;
   if (f.device == "auto") {
     // The GPUs when every rank has one, else the CPU on every rank (NCCL wants all of them).
-    const std::string no_gpu = hg::cuda_available() ? "" : hg::cuda::no_gpu_reason();
-    const std::vector<std::string> all = comm->gather_text(no_gpu);
-    device = hg::Device::CUDA;
-    for (size_t r = 0; r < all.size() && device == hg::Device::CUDA; ++r) {
-      if (all[r].empty()) continue;
-      device = hg::Device::CPU;
-      if (comm->rank() == 0)
-        std::fprintf(stderr, "--device auto: %s%s; running on the CPU, every rank\n",
-                     r == 0 ? "" : fmt_line("rank %zu: ", r).c_str(), all[r].c_str());
-    }
+    const std::string no_gpu = first_report(*comm, hg::cuda_available() ? "" : hg::cuda::no_gpu_reason());
+    device = no_gpu.empty() ? hg::Device::CUDA : hg::Device::CPU;
+    if (!no_gpu.empty() && comm->rank() == 0)
+      std::fprintf(stderr, "--device auto: %s; running on the CPU, every rank\n", no_gpu.c_str());
   } else {
     try {
       device = hg::train::device_from_flag(f.device);
