@@ -5,7 +5,8 @@
 #   test_dist_mpi     one ctest test per check group, each under `mpiexec -n 2` (label mpi);
 #                     fixed_order also at 4 ranks (--oversubscribe: more ranks than cores)
 #   lesson_13 ...     the chapter's program under mpiexec: the equality checks, a rank that
-#                     fails or is killed, bad flags, the GPT (DP, ZeRO-1, the accountant's bytes)
+#                     fails or is killed, bad flags, the GPT (DP, ZeRO-1, the accountant's bytes),
+#                     and the README's two pasted outputs (lesson_13_fact_*)
 #   test_nccl         (a build with NCCL) world size 1 on one GPU; exits 77 without a GPU
 add_executable(test_dist_units ${CMAKE_CURRENT_LIST_DIR}/test_dist_units.cpp)
 target_link_libraries(test_dist_units PRIVATE halfgrad hg_doctest_main hg_warnings)
@@ -44,6 +45,36 @@ if(HG_WITH_MPI AND TARGET lesson_13)
     set_tests_properties(lesson_13_${case} PROPERTIES LABELS "mpi;lesson" TIMEOUT 180
                          ENVIRONMENT "${HG_MPI_TEST_ENV}" PASS_REGULAR_EXPRESSION "lesson_13.sh ${case}: ok")
   endforeach()
+  # The output the README pastes ("Run it") is what `./lab lesson 13 --ranks 2` prints: its
+  # lines that do not carry a time (tests/lessons/fact.sh: in the output and in the README).
+  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_fact_run_it)
+  add_test(NAME lesson_13_fact_run_it
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/lessons/fact.sh ${PROJECT_SOURCE_DIR}/lessons/13_data_parallel/README.md
+                   -e "DP, MPI's allreduce      55655 of 535818 values differ, max |diff| = 1.45e-07 x max |value|"
+                   -e "ZeRO-1                   bit-identical (all 535818 values)"
+                   -e "epoch 1  loss 0.8939  test accuracy 0.7716"
+                   -e "buckets: 2 of 1.0 MiB; 0 allreduce(s) started while backward was running"
+                   -e "section 3, ZeRO-1 AdamW: master, m, v       3214908      3214908      3214908   12 ceil(Psi/N)"
+                   -e "by rows (inputs split, allreduce of sums): 29260 of 32768 values differ, max |diff| = 6.21e-07 x max |value|"
+                   -e "RESULT model=mlp ranks=2 threads=1 precision=fp32 zero=0 steps=79 "
+                   -- ${HG_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 $<TARGET_FILE:lesson_13> --threads 1 --overwrite)
+  set_tests_properties(lesson_13_fact_run_it PROPERTIES LABELS "mpi;lesson;fact" TIMEOUT 180
+                       ENVIRONMENT "${HG_MPI_TEST_ENV}"
+                       WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_fact_run_it)
+  # The same for section 9's GPT (the fortunes corpus, 300 steps: about 10 s on 2 cores).
+  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_fact_gpt)
+  add_test(NAME lesson_13_fact_gpt
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/lessons/fact.sh ${PROJECT_SOURCE_DIR}/lessons/13_data_parallel/README.md
+                   -e "DP, MPI's allreduce      129260 of 419456 values differ, max |diff| = 1.32e-07 x max |value|"
+                   -e "     300       2.4736     0.0002"
+                   -e "validation loss 2.4877 nats/char over 8 batches of 16 (chapter 12's); unigram 3.3756, uniform ln V 4.7274"
+                   -e "buckets: 2 of 1.0 MiB; 300 allreduce(s) started while backward was running"
+                   -e "section 3, ZeRO-1 AdamW: master, m, v       2516736      2516736      2516736   12 ceil(Psi/N)"
+                   -e "by rows (inputs split, allreduce of sums): 26686 of 32768 values differ, max |diff| = 4.29e-07 x max |value|"
+                   -- ${HG_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 $<TARGET_FILE:lesson_13> --model gpt --threads 1 --overwrite)
+  set_tests_properties(lesson_13_fact_gpt PROPERTIES LABELS "mpi;lesson;fact" TIMEOUT 180
+                       ENVIRONMENT "${HG_MPI_TEST_ENV}"
+                       WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_fact_gpt)
   # One rank, started without mpirun (MPI's singleton mode); bad flags are one line and exit 2.
   file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_one_rank)
   add_test(NAME lesson_13_one_rank_without_mpirun
