@@ -214,6 +214,52 @@ TEST_CASE("sgemm splits C between 1 and 3 and 4 threads and gets the same accura
   omp_set_num_threads(saved);
 }
 
+// The AVX2 and AVX-512 micro-kernels differ only in how many elements of C they compute at
+// once: every element still receives its K products by fused multiply-adds, k in order, in
+// the same KC blocks. So they give the same bits, and ranks of a data-parallel job on an AVX2
+// and an AVX-512 machine agree bit for bit (chapter 13, section 3). The threads split C, not
+// K, so the thread count does not change the bits either. The portable kernel (no FMA)
+// rounds each product and is not expected to match.
+TEST_CASE("the AVX2 and AVX-512 kernels give the same bits, on 1 and on 3 threads") {
+  if (!hg::cpu::gemm_kernel_supported(GemmKernel::Avx2) || !hg::cpu::gemm_kernel_supported(GemmKernel::Avx512)) {
+    MESSAGE("this CPU cannot run both the avx2+fma and the avx512 kernels: not compared here");
+    return;
+  }
+  KernelGuard guard;
+  const int saved = omp_get_max_threads();
+  std::mt19937 rng(2026);
+  std::normal_distribution<float> N01(0.f, 1.f);
+  // K = 600 and 784 are several KC blocks; 784 x 512 x 128 is chapter 13's first layer.
+  const int64_t shapes[][3] = {{7, 17, 33}, {128, 512, 784}, {97, 131, 600}, {64, 10, 256}, {33, 300, 17}};
+  int64_t compared = 0;
+  for (const auto& s : shapes)
+    for (int t = 0; t < 4; ++t) {
+      const bool ta = t & 1, tb = t & 2;
+      const int64_t M = s[0], N = s[1], K = s[2];
+      std::vector<float> A(size_t(M * K)), B(size_t(K * N)), C0(size_t(M * N));
+      for (auto& v : A) v = N01(rng);
+      for (auto& v : B) v = N01(rng);
+      for (auto& v : C0) v = N01(rng);
+      const int64_t lda = ta ? M : K, ldb = tb ? K : N;
+      const float beta = t == 3 ? 0.5f : 0.f;
+      std::vector<float> C[2][2];  // [kernel][threads 1, 3]
+      for (int k = 0; k < 2; ++k)
+        for (int th = 0; th < 2; ++th) {
+          hg::cpu::set_gemm_kernel(k == 0 ? GemmKernel::Avx2 : GemmKernel::Avx512);
+          omp_set_num_threads(th == 0 ? 1 : 3);
+          C[k][th] = C0;
+          hg::cpu::sgemm(ta, tb, M, N, K, 0.75f, A.data(), lda, B.data(), ldb, beta, C[k][th].data(), N);
+        }
+      INFO("M=" << M << " N=" << N << " K=" << K << " ta=" << ta << " tb=" << tb);
+      for (int th = 0; th < 2; ++th)
+        CHECK(std::memcmp(C[0][th].data(), C[1][th].data(), C0.size() * 4) == 0);
+      CHECK(std::memcmp(C[1][0].data(), C[1][1].data(), C0.size() * 4) == 0);
+      compared += int64_t(C0.size());
+    }
+  omp_set_num_threads(saved);
+  MESSAGE(compared << " elements of C compared, each from both kernels on 1 and on 3 threads");
+}
+
 TEST_CASE("kernel names as HG_GEMM_KERNEL spells them") {
   CHECK(hg::cpu::gemm_kernel_from_name("portable") == GemmKernel::Portable);
   CHECK(hg::cpu::gemm_kernel_from_name("avx2") == GemmKernel::Avx2);
