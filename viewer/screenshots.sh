@@ -4,8 +4,8 @@
 # OUT_DIR defaults to BUILD_DIR/screenshots, so a learner's git status stays clean;
 # `./lab screenshots --update-docs` passes docs/images to replace the committed pictures.
 #
-# The Gradients, Loss-scale, Runs and FP8 pictures are of REAL runs: chapters 06, 08, 09, 10 and
-# 14 train the MLP briefly on a slice of FashionMNIST (the commands are below; together well under
+# The Gradients, Loss-scale, Runs, ranks and FP8 pictures are of REAL runs: chapters 06, 08, 09,
+# 10, 13 and 14 train the MLP briefly on a slice of FashionMNIST (the commands are below; together well under
 # a minute on an idle 2-core machine). Three pictures stay SYNTHETIC DEMO DATA (--make-demo-runs,
 # labelled in red on the picture) because no short real run shows what they show: gradients
 # that underflow FP16 (the MLP's sit above 2^-24), PyTorch's growth interval of 2000 steps
@@ -45,6 +45,20 @@ mkdir -p "$REAL/fp8"
 (cd "$REAL/fp8" && "$L/lesson_14" --sections train --runs delayed --limit-train 1920 --batch-size 32 \
    --limit-test 500 --threads 2 --run-name shot | grep -E '^(run|delayed) ')
 
+# Chapter 13 (an MPI build): two ranks, each logging its own runs/shot_13/rank<k>/, three
+# epochs of 10000 images; the Loss-scale panel overlays the ranks' losses. In a folder of its
+# own, as chapter 14's.
+have_13=0
+if [ -x "$L/lesson_13" ] && command -v mpirun >/dev/null; then
+  have_13=1
+  [ "$(id -u)" -ne 0 ] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  mkdir -p "$REAL/dp"
+  (cd "$REAL/dp" && OMPI_MCA_mpi_yield_when_idle=1 mpirun -np 2 --oversubscribe "$L/lesson_13" --threads 1 \
+     --epochs 3 --check-steps 0 --ring-mb 0.1 --run-name shot_13 | grep '^RESULT')
+else
+  echo "screenshots: no lesson_13 or no mpirun (a build without MPI): viewer_ranks.png is not made" >&2
+fi
+
 # The viewer runs in $REAL, so the pictures show the run folders as runs/<name>.
 rshot() { (cd "$REAL" && shot "$@"); }
 rshot --screenshot "$OUT/viewer_gradients_fp16_naive.png" --panel gradients \
@@ -56,6 +70,7 @@ rshot --screenshot "$OUT/viewer_gradients_dynamic_true.png" --panel gradients \
 rshot --screenshot "$OUT/viewer_scale.png" --panel scale runs --run runs/shot_dynamic_scale \
       --run runs/shot_s1024_static_scale --run runs/shot_amp_f16 --run runs/shot_fp32 --size 1280x800
 rshot --screenshot "$OUT/viewer_runs.png" --panel runs runs --run runs/shot_dynamic_scale --size 1280x800
+[ "$have_13" -eq 0 ] || (cd "$REAL/dp" && shot --screenshot "$OUT/viewer_ranks.png" --panel scale runs/shot_13 --size 1280x800)
 (cd "$REAL/fp8" && shot --screenshot "$OUT/viewer_fp8_delayed.png" --panel fp8 --run runs/shot_delayed \
                        --tensor fc1.dy --size 1280x800)
 
