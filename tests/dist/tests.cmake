@@ -45,50 +45,48 @@ if(HG_WITH_MPI AND TARGET lesson_13)
     set_tests_properties(lesson_13_${case} PROPERTIES LABELS "mpi;lesson" TIMEOUT 180
                          ENVIRONMENT "${HG_MPI_TEST_ENV}" PASS_REGULAR_EXPRESSION "lesson_13.sh ${case}: ok")
   endforeach()
-  # The output the README pastes ("Run it") is what `./lab lesson 13 --ranks 2` prints: its
-  # lines that do not carry a time (tests/lessons/fact.sh: in the output and in the README).
-  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_fact_run_it)
-  add_test(NAME lesson_13_fact_run_it
-           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/lessons/fact.sh ${PROJECT_SOURCE_DIR}/lessons/13_data_parallel/README.md
-                   -e "DP, MPI's allreduce      55655 of 535818 values differ, max |diff| = 1.45e-07 x max |value|"
-                   -e "ZeRO-1                   bit-identical (all 535818 values)"
-                   -e "epoch 1  loss 0.8939  test accuracy 0.7716"
-                   -e "buckets: 2 of 1.0 MiB; 0 allreduce(s) started while backward was running"
-                   -e "section 3, ZeRO-1 AdamW: master, m, v       3214908      3214908      3214908   12 ceil(Psi/N)"
-                   -e "by rows (inputs split, allreduce of sums): 29260 of 32768 values differ, max |diff| = 6.21e-07 x max |value|"
-                   -e "RESULT model=mlp ranks=2 threads=1 precision=fp32 zero=0 steps=79 "
-                   -- ${HG_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 $<TARGET_FILE:lesson_13> --threads 1 --overwrite)
-  set_tests_properties(lesson_13_fact_run_it PROPERTIES LABELS "mpi;lesson;fact" TIMEOUT 180
-                       ENVIRONMENT "${HG_MPI_TEST_ENV}"
-                       WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_fact_run_it)
-  # At 4 ranks (sections 2 and 3 of the README): the three orders of a sum differ, and so
-  # does MPI's allreduce from one process.
-  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_fact_4_ranks)
-  add_test(NAME lesson_13_fact_4_ranks
-           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/lessons/fact.sh ${PROJECT_SOURCE_DIR}/lessons/13_data_parallel/README.md
-                   -e "ring vs MPI_Allreduce:         271647 of 1048576 values differ, max |diff| = 9.52e-08 x max |value|"
-                   -e "rank order vs MPI_Allreduce:   231148 of 1048576 values differ, max |diff| = 9.52e-08 x max |value|"
-                   -e "ring vs rank order:            229031 of 1048576 values differ, max |diff| = 9.52e-08 x max |value|"
-                   -e "DP, MPI's allreduce      41228 of 535818 values differ, max |diff| = 1.45e-07 x max |value|"
-                   -e "DP, MPI's allreduce      55601 of 535818 values differ, max |diff| = 1.45e-07 x max |value|"
-                   -- ${HG_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 4 $<TARGET_FILE:lesson_13> --threads 1 --overwrite)
-  set_tests_properties(lesson_13_fact_4_ranks PROPERTIES LABELS "mpi;lesson;fact" TIMEOUT 180
-                       ENVIRONMENT "${HG_MPI_TEST_ENV}"
-                       WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_fact_4_ranks)
-  # The same for section 9's GPT (the fortunes corpus, 300 steps: about 10 s on 2 cores).
-  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_fact_gpt)
-  add_test(NAME lesson_13_fact_gpt
-           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/lessons/fact.sh ${PROJECT_SOURCE_DIR}/lessons/13_data_parallel/README.md
-                   -e "DP, MPI's allreduce      129260 of 419456 values differ, max |diff| = 1.32e-07 x max |value|"
-                   -e "     300       2.4736     0.0002"
-                   -e "validation loss 2.4877 nats/char over 8 batches of 16 (chapter 12's); unigram 3.3756, uniform ln V 4.7274"
-                   -e "buckets: 2 of 1.0 MiB; 300 allreduce(s) started while backward was running"
-                   -e "section 3, ZeRO-1 AdamW: master, m, v       2516736      2516736      2516736   12 ceil(Psi/N)"
-                   -e "by rows (inputs split, allreduce of sums): 26686 of 32768 values differ, max |diff| = 4.29e-07 x max |value|"
-                   -- ${HG_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 $<TARGET_FILE:lesson_13> --model gpt --threads 1 --overwrite)
-  set_tests_properties(lesson_13_fact_gpt PROPERTIES LABELS "mpi;lesson;fact" TIMEOUT 180
-                       ENVIRONMENT "${HG_MPI_TEST_ENV}"
-                       WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_fact_gpt)
+  # The outputs the README pastes are what the program prints: their lines that carry no time
+  # (tests/lessons/fact.sh: each TEXT in the output and in the README).
+  # lesson_13_fact(NAME RANKS TEXTS text... FLAGS flag...): `mpiexec -n RANKS lesson_13 FLAGS`.
+  function(lesson_13_fact name ranks)
+    cmake_parse_arguments(F "" "" "TEXTS;FLAGS" ${ARGN})
+    set(expect "")
+    foreach(t ${F_TEXTS})
+      list(APPEND expect -e "${t}")
+    endforeach()
+    file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_fact_${name})
+    add_test(NAME lesson_13_fact_${name}
+             COMMAND sh ${PROJECT_SOURCE_DIR}/tests/lessons/fact.sh ${PROJECT_SOURCE_DIR}/lessons/13_data_parallel/README.md
+                     ${expect} -- ${HG_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} ${ranks} $<TARGET_FILE:lesson_13> ${F_FLAGS})
+    set_tests_properties(lesson_13_fact_${name} PROPERTIES LABELS "mpi;lesson;fact" TIMEOUT 180
+                         ENVIRONMENT "${HG_MPI_TEST_ENV}"
+                         WORKING_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_fact_${name})
+  endfunction()
+  # "Run it": `./lab lesson 13 --ranks 2`.
+  lesson_13_fact(run_it 2 FLAGS --threads 1 --overwrite TEXTS
+    "DP, MPI's allreduce      55655 of 535818 values differ, max |diff| = 1.45e-07 x max |value|"
+    "ZeRO-1                   bit-identical (all 535818 values)"
+    "epoch 1  loss 0.8939  test accuracy 0.7716"
+    "buckets: 2 of 1.0 MiB; 0 allreduce(s) started while backward was running"
+    "section 3, ZeRO-1 AdamW: master, m, v       3214908      3214908      3214908   12 ceil(Psi/N)"
+    "by rows (inputs split, allreduce of sums): 29260 of 32768 values differ, max |diff| = 6.21e-07 x max |value|"
+    "RESULT model=mlp ranks=2 threads=1 precision=fp32 zero=0 steps=79 ")
+  # Sections 2 and 3 at 4 ranks: the three orders of a sum differ, and so does MPI's
+  # allreduce from one process.
+  lesson_13_fact(4_ranks 4 FLAGS --threads 1 --overwrite TEXTS
+    "ring vs MPI_Allreduce:         271647 of 1048576 values differ, max |diff| = 9.52e-08 x max |value|"
+    "rank order vs MPI_Allreduce:   231148 of 1048576 values differ, max |diff| = 9.52e-08 x max |value|"
+    "ring vs rank order:            229031 of 1048576 values differ, max |diff| = 9.52e-08 x max |value|"
+    "DP, MPI's allreduce      41228 of 535818 values differ, max |diff| = 1.45e-07 x max |value|"
+    "DP, MPI's allreduce      55601 of 535818 values differ, max |diff| = 1.45e-07 x max |value|")
+  # Section 9's GPT (the fortunes corpus, 300 steps: about 10 s on 2 cores).
+  lesson_13_fact(gpt 2 FLAGS --model gpt --threads 1 --overwrite TEXTS
+    "DP, MPI's allreduce      129260 of 419456 values differ, max |diff| = 1.32e-07 x max |value|"
+    "     300       2.4736     0.0002"
+    "validation loss 2.4877 nats/char over 8 batches of 16 (chapter 12's); unigram 3.3756, uniform ln V 4.7274"
+    "buckets: 2 of 1.0 MiB; 300 allreduce(s) started while backward was running"
+    "section 3, ZeRO-1 AdamW: master, m, v       2516736      2516736      2516736   12 ceil(Psi/N)"
+    "by rows (inputs split, allreduce of sums): 26686 of 32768 values differ, max |diff| = 4.29e-07 x max |value|")
   # One rank, started without mpirun (MPI's singleton mode); bad flags are one line and exit 2.
   file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_one_rank)
   add_test(NAME lesson_13_one_rank_without_mpirun
