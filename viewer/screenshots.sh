@@ -4,9 +4,9 @@
 # OUT_DIR defaults to BUILD_DIR/screenshots, so a learner's git status stays clean;
 # `./lab screenshots --update-docs` passes docs/images to replace the committed pictures.
 #
-# The Gradients, Loss-scale, Runs, ranks and FP8 pictures are of REAL runs: chapters 06, 08, 09,
-# 10, 13 and 14 train the MLP briefly on a slice of FashionMNIST (the commands are below; together well under
-# a minute on an idle 2-core machine). Three pictures stay SYNTHETIC DEMO DATA (--make-demo-runs,
+# The Gradients, Loss-scale, Runs, ranks and FP8 pictures are of REAL runs: chapters 06, 08,
+# 09, 10, 13 and 14 train the MLP briefly on a slice of FashionMNIST (the commands are below;
+# together well under a minute on an idle 2-core machine). Three pictures stay SYNTHETIC DEMO DATA (--make-demo-runs,
 # labelled in red on the picture) because no short real run shows what they show: gradients
 # that underflow FP16 (the MLP's sit above 2^-24), PyTorch's growth interval of 2000 steps
 # over thousands of steps, and memory events (no chapter here logs them yet).

@@ -6,7 +6,7 @@
 #                     fixed_order also at 4 ranks (--oversubscribe: more ranks than cores)
 #   lesson_13 ...     the chapter's program under mpiexec: the equality checks, a rank that
 #                     fails or is killed, bad flags, the GPT (DP, ZeRO-1, the accountant's bytes),
-#                     and the README's two pasted outputs (lesson_13_fact_*)
+#                     and the outputs the README pastes (lesson_13_fact_*)
 #   test_nccl         (a build with NCCL) world size 1 on one GPU; exits 77 without a GPU
 add_executable(test_dist_units ${CMAKE_CURRENT_LIST_DIR}/test_dist_units.cpp)
 target_link_libraries(test_dist_units PRIVATE halfgrad hg_doctest_main hg_warnings)
