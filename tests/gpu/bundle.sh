@@ -73,6 +73,10 @@ if [ $BUILD_BINARIES -eq 1 ]; then
   cmake -S "$ROOT" -B "$BUILD" "${gen[@]+"${gen[@]}"}" -DHG_CUDA=ON -DHG_VIEWER=OFF -DHG_CUDA_ARCHS=90 \
     >"$BUILD.configure.log" 2>&1 \
     || { tail -n 30 "$BUILD.configure.log" >&2; echo "bundle.sh: configure failed" >&2; exit 1; }
+  # Chapter 13 on the GPU (a build with MPI and NCCL): NCCL at world size 1, one process, which
+  # Open MPI starts as a singleton (no mpirun: the GPU machine has none).
+  if grep -q "NCCL .*: yes" "$BUILD.configure.log"; then targets+=(test_nccl lesson_13)
+  else echo "bundle.sh: this build has no NCCL (see $BUILD.configure.log): chapter 13's GPU checks are not bundled" >&2; fi
   cmake --build "$BUILD" -j "${HG_JOBS:-$(nproc)}" --target "${targets[@]}"
   mkdir -p "$OUT.tmp/bin" "$OUT.tmp/lib"
   for t in "${targets[@]}"; do
@@ -83,14 +87,38 @@ if [ $BUILD_BINARIES -eq 1 ]; then
   done
   # The shared libraries the binaries load, minus what every Linux and every CUDA machine has:
   # the C library and its loader, the C++ runtime, the CUDA runtime and cuBLAS (the GPU machine's
-  # own toolkit, found through run.sh's LD_LIBRARY_PATH), the driver.
-  for t in "${targets[@]}"; do ldd "$OUT.tmp/bin/$t"; done | awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
-    case "$(basename "$lib")" in
-      libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) continue ;;
-      libcudart.so*|libcublas.so*|libcublasLt.so*|libcuda.so*) continue ;;
+  # own toolkit, found through run.sh's LD_LIBRARY_PATH), the driver, and NCCL (218 MB: run.sh
+  # finds the GPU machine's own, in its toolkit or its Python's nvidia-nccl package).
+  system_lib() {
+    case "$(basename "$1")" in
+      libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) return 0 ;;
+      libcudart.so*|libcublas.so*|libcublasLt.so*|libcuda.so*|libnccl.so*) return 0 ;;
     esac
-    cp -L "$lib" "$OUT.tmp/lib/"
+    return 1
+  }
+  for t in "${targets[@]}"; do ldd "$OUT.tmp/bin/$t"; done | awk '$3 ~ /^\// {print $3}' | sort -u | while read -r lib; do
+    system_lib "$lib" || cp -L "$lib" "$OUT.tmp/lib/"
   done
+  # Open MPI loads its components (transports, collectives, the singleton's runtime) from a
+  # folder of plugins at MPI_Init; run.sh points OMPI_MCA_mca_base_component_path at lib/openmpi3.
+  # Only the plugins that need nothing beyond the libraries bundled here (and Open MPI's own
+  # libmca_common_* helpers): not the InfiniBand, UCX, PSM or libfabric ones.
+  ompi_plugins=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+  if [ -f "$OUT.tmp/lib/libmpi.so.40" ] && [ -d "$ompi_plugins" ]; then
+    mkdir -p "$OUT.tmp/lib/openmpi3"
+    for plugin in "$ompi_plugins"/mca_*.so; do
+      ok=1; common=()
+      while read -r dep; do
+        if system_lib "$dep" || [ -f "$OUT.tmp/lib/$(basename "$dep")" ]; then continue; fi
+        case "$(basename "$dep")" in libmca_common_sm.so*|libmca_common_ompio.so*|libmca_common_monitoring.so*) common+=("$dep") ;;
+                                     *) ok=0 ;; esac
+      done < <(ldd "$plugin" | awk '$3 ~ /^\// {print $3} $3 == "not" {print $1}')
+      [ $ok -eq 1 ] || continue
+      cp -L "$plugin" "$OUT.tmp/lib/openmpi3/"
+      for dep in "${common[@]+"${common[@]}"}"; do cp -L "$dep" "$OUT.tmp/lib/"; done
+    done
+    echo "bundle.sh: Open MPI for a singleton rank: $(ls "$OUT.tmp/lib/openmpi3" | wc -l) of $(ls "$ompi_plugins"/mca_*.so | wc -l) plugins"
+  fi
   {
     echo "commit $(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!.gpu-bundle' || echo '+changes'),"
     echo "sm_90, $(nvcc --version | tail -n 1), built $(date -u '+%Y-%m-%d %H:%M UTC') on $(. /etc/os-release; echo "$PRETTY_NAME")"

@@ -20,6 +20,8 @@
 #   tests      every GPU test binary (kernels and engine vs the CPU, bit-exact cases);
 #              a failing binary is run again with CUDA_LAUNCH_BLOCKING=1, so that a
 #              kernel fault is reported at the launch that caused it                  120 s
+#   test_nccl  chapter 13's NCCL at world size 1 (one GPU, one rank: an Open MPI singleton,
+#              no mpirun): every collective, DDP and ZeRO-1 vs one process            30 s
 #   ladder     the GEMM ladder, every rung in F32, F16, BF16, TF32 vs cuBLAS, and rung 09
 #              in FP8 vs cuBLASLt (--quick: 1000^3 and 4096^3 only)                   150 s (60 s)
 #   memcheck   compute-sanitizer --tool memcheck over the GPU test binaries (small
@@ -29,7 +31,8 @@
 #   chapter10  chapter 10: ResNet-50 FP32 vs AMP, one epoch of 10,000 images          100 s
 #   chapters   chapters 06, 09, 11 (short runs), 03 and 05 (their GPU sections)       60 s
 #   chapter12  chapter 12's GPT, 40 steps in FP32 and in AMP F16                      40 s
-# Full: 5 + 120 + 150 + 100 + 60 + 100 + 60 + 40 = 635 s of limits against a 450 s deadline: the
+#   chapter13  chapter 13's MLP through NCCL at world size 1, with its checks          20 s
+# Full: 5 + 120 + 30 + 150 + 100 + 60 + 100 + 60 + 40 + 20 = 685 s of limits against a 450 s deadline: the
 # limits are ceilings for a slow case, the deadline is what holds. Plus the machine's start (about
 # a minute): give the device tool timeout_s=600 for the full run, 240 for --quick.
 #
@@ -196,6 +199,34 @@ for t in "${GPU_TESTS[@]}"; do
 done
 grep -hE '^(NOT OK|         mismatch)|checks passed|^SKIP' "$TESTS_LOG" | head -n 60 | note
 
+# ---- NCCL at world size 1 (chapter 13) ----------------------------------------------------------
+# One GPU, one rank, in one process that Open MPI starts as a singleton (no mpirun). The GPU
+# machine has no Open MPI and NCCL is too large to ship: the bundle brings Open MPI's libraries
+# and plugins (lib/, lib/openmpi3: bundle.sh); NCCL is the machine's own (its toolkit's, or its
+# Python's nvidia-nccl package). World size 1 checks the NCCL calls, the device switch and the
+# GPU paths of DDP and ZeRO-1, not two GPUs exchanging data. nccl_env runs a command with both.
+nccl_env=(false)  # until NCCL is found: chapter 13's steps then fail instead of running without it
+if [ -x "$BIN/test_nccl" ] && [ -x "$BIN/lesson_13" ]; then
+  nccl_dir=""
+  for d in ${HG_GPU_NCCL_DIR:-} "$CUDA_LIB" /usr/local/cuda/lib /usr/local/cuda/lib64 \
+           $(python3 -c 'import os, nvidia.nccl as n; print(os.path.join(list(n.__path__)[0], "lib"))' 2>/dev/null); do
+    [ -e "$d/libnccl.so.2" ] && { nccl_dir="$d"; break; }
+  done
+  if [ -z "$nccl_dir" ]; then
+    log "NCCL: no libnccl.so.2 on this machine (looked in the toolkit and python3's nvidia.nccl): chapter 13's steps fail"
+  else
+    nccl_env=(env LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$nccl_dir")
+    [ -d "$BUNDLE/lib/openmpi3" ] && nccl_env+=(OMPI_MCA_mca_base_component_path="$BUNDLE/lib/openmpi3")
+    { echo "== NCCL for chapter 13: $nccl_dir/libnccl.so.2"; echo "== ldd test_nccl"
+      "${nccl_env[@]}" ldd "$BIN/test_nccl"; } >>"$OUTDIR/env.txt" 2>&1
+  fi
+  step test_nccl "$TESTS_LOG" 30 "${nccl_env[@]}" "$BIN/test_nccl"
+  sed -n '/test_nccl/,$p' "$TESTS_LOG" | grep -E '^(NOT OK|SKIP)' | head -n 20 | note
+else
+  log "test_nccl: not checked, the binaries have no test_nccl and lesson_13 (a build without MPI or NCCL)"
+  status=1
+fi
+
 # ---- the GEMM ladder ----------------------------------------------------------------------------
 if [ $QUICK -eq 1 ]; then
   step ladder "$OUTDIR/ladder.log" 60 "$BIN/gemm_ladder" --quick --target-ms 50
@@ -255,7 +286,9 @@ for prec in fp32 amp_f16; do
     --data "$ROOT/lessons/12_memory_and_scale/README.md" --steps 40 --warmup 5 --eval-every 20 --eval-batches 2 \
     --sample-chars 80 --run-name "gpu12_${prec}_$stamp"
 done
-grep -E '^RESULT|vs fp32|GPU memory|bit-exact|differ|Error|error' "$CH_LOG" | head -n 40 | note
+[ -x "$BIN/lesson_13" ] && step chapter13 "$CH_LOG" 20 "${nccl_env[@]}" "$BIN/lesson_13" --device cuda \
+  --limit-train 5000 --limit-test 1000 --check-steps 4 --run-name "gpu13_$stamp"
+grep -E '^RESULT|vs fp32|GPU memory|bit-exact|bit-identical|differ|NOT OK|Error|error' "$CH_LOG" | head -n 50 | note
 [ -d "$WORK/runs" ] && tar -C "$WORK" -czf "$OUTDIR/runs.tar.gz" runs
 
 finish

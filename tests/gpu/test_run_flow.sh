@@ -2,8 +2,8 @@
 # CPU test of tests/gpu/run.sh's own flow, with stub programs in place of the GPU binaries
 # (a fake .gpu-bundle/bin: HG_GPU_BUNDLE). No GPU, no build: seconds. It checks what a GPU run
 # relies on and cannot be tried before one:
-#   1. --quick, from a packed bundle (programs.tar.xz): the probe, every GPU test, the ladder
-#      with --quick, then it stops; a failing test
+#   1. --quick, from a packed bundle (programs.tar.xz): the probe, every GPU test, test_nccl
+#      with the bundle's Open MPI plugins, the ladder with --quick, then it stops; a failing test
 #      is run again with CUDA_LAUNCH_BLOCKING=1; its NOT OK lines reach summary.txt; exit 1
 #   2. full: the chapters, each invocation with a --run-name of its own; memcheck's absence said
 #      once; every output file in one folder, at most 8, none in a subfolder
@@ -38,7 +38,10 @@ EOF
   [ -n "$hang" ] && printf '#!/bin/sh\nexec sleep 1000\n' >"$dir/bin/$hang"
   printf '#!/bin/sh\necho "GPU: stub"\necho "GOAL 4096^3 F16 best rung 08: 61.0%% of cuBLAS (goal >= 60%%): met"\necho "args: $*"\nexit 0\n' \
     >"$dir/bin/gemm_ladder"
-  for nn in 02 03 05 06 09 10 11 12; do
+  printf '#!/bin/sh\necho "OK     stub nccl, component path ${OMPI_MCA_mca_base_component_path:-unset}"\nexit 0\n' \
+    >"$dir/bin/test_nccl"
+  mkdir -p "$dir/lib/openmpi3"
+  for nn in 02 03 05 06 09 10 11 12 13; do
     printf '#!/bin/sh\necho "RESULT lesson %s $*"\nmkdir -p runs/stub_%s\necho "{}" > runs/stub_%s/run.json\nexit 0\n' \
       "$nn" "$nn" "$nn" >"$dir/bin/lesson_$nn"
   done
@@ -48,7 +51,8 @@ EOF
 # 1. --quick, from a packed bundle (programs.tar.xz, as bundle.sh ships it)
 make_bundle "$TMP/b1"
 (cd "$TMP/b1" && tar -cJf programs.tar.xz bin lib && rm -rf bin lib)
-OUT="$TMP/out1" HG_GPU_BUNDLE="$TMP/b1" PATH="/usr/bin:/bin" "$ROOT/tests/gpu/run.sh" --quick >"$TMP/quick.log" 2>&1
+mkdir -p "$TMP/nccl" && : >"$TMP/nccl/libnccl.so.2"  # where chapter 13's steps find "NCCL"
+OUT="$TMP/out1" HG_GPU_BUNDLE="$TMP/b1" HG_GPU_NCCL_DIR="$TMP/nccl" PATH="/usr/bin:/bin" "$ROOT/tests/gpu/run.sh" --quick >"$TMP/quick.log" 2>&1
 rc=$?
 check "--quick exits 1 when a test failed (got $rc)" test $rc -eq 1
 check "--quick: programs.tar.xz was unpacked" test -x "$TMP/b1/bin/test_cuda_runtime"
@@ -58,17 +62,21 @@ check "--quick: every GPU test ran" test "$(grep -c '^===== .*/test_' "$TMP/out1
 check "--quick: the ladder ran with --quick" grep -q "args: --quick" "$TMP/out1/ladder.log"
 check "--quick: the GOAL line is in summary.txt" grep -q "^GOAL" "$TMP/out1/summary.txt"
 check "--quick: no chapter ran" test ! -e "$TMP/out1/chapters.log"
+check "--quick: test_nccl ran (NCCL at world size 1)" grep -q "step test_nccl: ok" "$TMP/out1/summary.txt"
 
 # 2. full
-OUT="$TMP/out2" HG_GPU_BUNDLE="$TMP/b1" PATH="/usr/bin:/bin" "$ROOT/tests/gpu/run.sh" >"$TMP/full.log" 2>&1
+OUT="$TMP/out2" HG_GPU_BUNDLE="$TMP/b1" HG_GPU_NCCL_DIR="$TMP/nccl" PATH="/usr/bin:/bin" "$ROOT/tests/gpu/run.sh" >"$TMP/full.log" 2>&1
 rc=$?
 check "full: exits 1 (the failing test) (got $rc)" test $rc -eq 1
-for nn in 02 03 05 06 09 10 11 12; do
+for nn in 02 03 05 06 09 10 11 12 13; do
   check "full: chapter $nn ran" grep -q "RESULT lesson $nn" "$TMP/out2/chapters.log"
 done
+check "full: chapter 13 on the GPU" grep -q "RESULT lesson 13 --device cuda" "$TMP/out2/chapters.log"
+check "full: test_nccl ran with the bundle's Open MPI plugins" \
+  grep -q "stub nccl, component path $TMP/b1/lib/openmpi3" "$TMP/out2/tests.log"
 names=$(grep '^RESULT' "$TMP/out2/chapters.log" | grep -o -- '--run-name [^ ]*' | sort)
 check "full: every training chapter has a --run-name, all different" \
-  test "$(echo "$names" | wc -l)" -eq 7 -a "$(echo "$names" | uniq | wc -l)" -eq 7
+  test "$(echo "$names" | wc -l)" -eq 8 -a "$(echo "$names" | uniq | wc -l)" -eq 8
 check "full: memcheck's absence is said" grep -q "memcheck: compute-sanitizer not found" "$TMP/out2/summary.txt"
 check "full: the run folders come back as runs.tar.gz" test -s "$TMP/out2/runs.tar.gz"
 check "full: at most 8 files in the output folder" test "$(ls -A "$TMP/out2" | wc -l)" -le 8
