@@ -152,6 +152,26 @@ class Communicator {
   CommStats stats_;
 };
 
+// The reduction for one scope: sets it, and puts back the one before when the scope ends (an
+// exception too). A section that shows one order, or compares two, leaves the communicator as
+// it found it, so the order the program chose for training is the order training gets.
+//
+//   {
+//     hg::dist::ReductionScope rank_order(comm, hg::dist::Reduction::FixedOrder);
+//     comm.allreduce(t);   // in rank order
+//   }                      // back to what it was
+class ReductionScope {
+ public:
+  ReductionScope(Communicator& comm, Reduction r) : comm_(comm), previous_(comm.reduction()) { comm.set_reduction(r); }
+  ~ReductionScope() { comm_.set_reduction(previous_); }
+  ReductionScope(const ReductionScope&) = delete;
+  ReductionScope& operator=(const ReductionScope&) = delete;
+
+ private:
+  Communicator& comm_;
+  Reduction previous_;
+};
+
 // The rows [begin, end) of an n-element buffer split into `parts` near-equal blocks (the first
 // n % parts blocks one longer), e.g. n = 10, parts = 4: [0,3) [3,6) [6,8) [8,10).
 struct Range {

@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -116,6 +118,86 @@ void ZeroAdamW::step() {
   reduce_gradients();
   optimizer_->step();
   gather_parameters();
+}
+
+// ---- checkpoints: the shards as plain AdamW's state ---------------------------------------
+
+namespace {
+void check_f32(const std::vector<Tensor>& params, const char* call) {
+  if (params[0].dtype() != DType::F32)
+    throw std::invalid_argument(fmt::format("ZeroAdamW::{}: the parameters are {}: plain AdamW's state has no place "
+                                            "for the F32 master shard of such weights (F32 parameters only)",
+                                            call, dtype_name(params[0].dtype())));
+}
+}  // namespace
+
+// Each of the shard's state tensors ("0.exp_avg", (c)) gathered into (N·c), then cut at the
+// parameters' boundaries, in plain AdamW's order: by parameter, then by name.
+optim::OptimizerState ZeroAdamW::state_dict() {
+  check_f32(params_, "state_dict");
+  const optim::OptimizerState shard = optimizer_->state_dict();  // the same names, in the same order, on every rank
+  std::map<std::string, Tensor> whole;                            // "exp_avg" -> (N·c)
+  for (const nn::NamedTensor& t : shard.tensors) {
+    Tensor flat = Tensor::empty({comm_.world_size() * shard_}, DType::F32, params_[0].device());
+    comm_.all_gather(t.tensor, flat);
+    whole[t.name.substr(t.name.find('.') + 1)] = flat;
+  }
+  optim::OptimizerState s;
+  s.meta = shard.meta;  // the type, lr, the step count, the hyperparameters
+  s.meta["num_params"] = params_.size();
+  s.meta["param_steps"] = std::vector<int64_t>(params_.size(), optimizer_->param_step(0));  // one t for all
+  int64_t offset = 0;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = params_[i];
+    for (const auto& [what, flat] : whole)
+      s.tensors.push_back({std::to_string(i) + "." + what, flat.slice(offset, offset + p.numel()).reshape(p.shape()).clone()});
+    offset += p.numel();
+  }
+  return s;
+}
+
+// The reverse: each state tensor laid out flat (N·c, zero padding, as the shard's own
+// padding stays zero), this rank's [k·c, (k+1)·c) kept.
+void ZeroAdamW::load_state_dict(const optim::OptimizerState& state) {
+  check_f32(params_, "load_state_dict");
+  // Plain AdamW's own checks (type, parameter count, names, shapes), on a probe: a state
+  // that does not fit changes nothing. It also gives every tensor in F32.
+  optim::AdamW probe(params_, optimizer_->options());
+  probe.load_state_dict(state);
+  for (size_t i = 1; i < params_.size(); ++i)
+    if (probe.param_step(i) != probe.param_step(0))
+      throw std::invalid_argument(fmt::format("ZeroAdamW::load_state_dict: parameter {} has taken {} steps, parameter "
+                                              "0 {}: the shard steps all its elements together",
+                                              i, probe.param_step(i), probe.param_step(0)));
+  const int N = comm_.world_size();
+  std::vector<int64_t> offsets;
+  int64_t offset = 0;
+  for (const Tensor& p : params_) {
+    offsets.push_back(offset);
+    offset += p.numel();
+  }
+  const optim::OptimizerState full = probe.state_dict();
+  std::map<std::string, Tensor> flat;  // "exp_avg" -> (N·c)
+  for (const nn::NamedTensor& t : full.tensors) {
+    const size_t dot = t.name.find('.');
+    const size_t i = std::stoul(t.name.substr(0, dot));
+    Tensor& f = flat[t.name.substr(dot + 1)];
+    if (!f.defined()) f = Tensor::zeros({N * shard_}, DType::F32, params_[0].device());
+    Tensor slot = f.slice(offsets[i], offsets[i] + params_[i].numel());
+    copy_(slot, t.tensor.reshape({params_[i].numel()}));
+  }
+  const Range mine = shard();
+  optim::OptimizerState own;
+  own.meta = full.meta;
+  own.meta["num_params"] = 1;
+  own.meta["param_steps"] = nlohmann::json::array({probe.param_step(0)});
+  for (const auto& [what, f] : flat) own.tensors.push_back({"0." + what, f.slice(mine.begin, mine.end).clone()});
+  optimizer_->load_state_dict(own);
+  // The master shard: the parameters' values (the model's weights, restored from the same checkpoint).
+  NoGradGuard no_grad;
+  Tensor all = Tensor::zeros({N * shard_}, DType::F32, params_[0].device());  // (N·c)
+  copy_params_to(all);
+  copy_(master_, all.slice(mine.begin, mine.end));
 }
 
 OptimizerMemory ZeroAdamW::memory() const { return optimizer_memory(*optimizer_, int64_t(master_.nbytes())); }

@@ -43,6 +43,16 @@
 // padding included; the shard's .grad is a Gradient, and the flat buffers of the
 // collectives are temporaries.
 //
+// Checkpoints. state_dict() gathers the shards into the state plain AdamW over the same
+// parameters would hold — per parameter "<i>.exp_avg" and "<i>.exp_avg_sq" in its shape,
+// the step counts, lr — so a checkpoint of ZeRO-1 is a checkpoint of plain DP's AdamW (the
+// same bits, when the two trained alike): it does not depend on N, and resumes at any number
+// of ranks, with or without ZeRO. load_state_dict() takes such a state, every rank its own
+// shard, and the master shard from the parameters (load the model's weights first). PyTorch's
+// ZeroRedundancyOptimizer does the same (consolidate_state_dict, then state_dict on one
+// rank); DeepSpeed instead writes one file per rank and converts them afterwards. F32
+// parameters only: plain AdamW's state has no place for the F32 master of F16 weights.
+//
 // The shard is one tensor to AdamW, so it steps every element every step: a parameter without
 // a gradient counts as zeros (its m and v still decay), where plain AdamW would skip it. The
 // two agree bit for bit when every parameter has a gradient in every step, as in every
@@ -78,6 +88,13 @@ class ZeroAdamW {
   double clip_grad_norm_(double max_norm);  // between 1 and 2: the global norm (one allreduce), as amp's
   void gather_parameters();       // 3.
   void step();                    // 1, 2 and 3
+
+  // Plain AdamW's state of the whole parameters, gathered (see above). A collective: every
+  // rank calls it, and every rank gets the whole state.
+  optim::OptimizerState state_dict();
+  // Every rank takes its shard of a plain AdamW state of these parameters, and its master
+  // shard from the parameters. Throws, changing nothing, when the state does not fit.
+  void load_state_dict(const optim::OptimizerState& state);
 
   int64_t numel() const { return numel_; }              // Ψ
   int64_t shard_numel() const { return shard_; }        // c = ⌈Ψ/N⌉

@@ -189,6 +189,9 @@ void show_ring(Communicator& comm, double mb) {
   const int N = comm.world_size(), k = comm.rank();
   const int64_t n = std::max<int64_t>(1, int64_t(mb * 1024 * 1024 / 4));
   say("== 2. allreduce by hand: the ring (%lld floats = %.1f MiB per rank) ==\n", (long long)n, n * 4 / 1048576.0);
+  // MPI's own allreduce here, whatever order main() chose for training; the scope puts that
+  // order back when the section ends.
+  hg::dist::ReductionScope library(comm, hg::dist::Reduction::Library);
   // Correctness on small integers, where every order of addition gives the exact sum.
   std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[size_t(i)] = float((i * 7 + k * 13) % 201 - 100);
@@ -228,9 +231,10 @@ void show_ring(Communicator& comm, double mb) {
   Tensor r = Tensor::from_vector(v, {n}), m = r.clone(), f = r.clone();
   hg::dist::ring_allreduce(comm, r);
   comm.allreduce(m);
-  comm.set_reduction(hg::dist::Reduction::FixedOrder);
-  comm.allreduce(f);
-  comm.set_reduction(hg::dist::Reduction::Library);
+  {
+    hg::dist::ReductionScope rank_order(comm, hg::dist::Reduction::FixedOrder);
+    comm.allreduce(f);
+  }
   say("  random floats, the same inputs summed three ways:\n");
   say("    ring vs MPI_Allreduce:         %s\n", compare(r.to_vector(), m.to_vector()).c_str());
   say("    rank order vs MPI_Allreduce:   %s\n", compare(f.to_vector(), m.to_vector()).c_str());
@@ -387,8 +391,10 @@ struct DPResult {
   int64_t optimizer_bytes = 0;  // the optimizer's state on this rank, as the accountant counts it
 };
 
-// N ranks, DDP (the optimizer on every rank) or ZeRO-1 (AdamW on this rank's shard).
-DPResult data_parallel(Communicator& comm, const CheckSetup& c, Opt o, bool zero) {
+// N ranks, DDP (the optimizer on every rank) or ZeRO-1 (AdamW on this rank's shard), the
+// gradients added in `order`.
+DPResult data_parallel(Communicator& comm, const CheckSetup& c, Opt o, bool zero, hg::dist::Reduction order) {
+  hg::dist::ReductionScope scope(comm, order);
   Model m = fresh_model(c.task, c.seed);
   hg::dist::DistributedDataParallel ddp(*m.net, comm, {.bucket_mb = c.bucket_mb});
   const RankSampler s = make_sampler(c.task, c.batch, comm.rank(), comm.world_size(), c.seed);
@@ -459,10 +465,9 @@ Memory run_checks(Communicator& comm, const CheckSetup& c) {
     acc = one_process_accumulating(c, N, Opt::SGD);
     whole = one_process_whole_batch(c);
   }
-  comm.set_reduction(hg::dist::Reduction::Library);
-  const DPResult lib = data_parallel(comm, c, Opt::SGD, false);
-  comm.set_reduction(hg::dist::Reduction::FixedOrder);
-  const DPResult fixed = data_parallel(comm, c, Opt::SGD, false);
+  using hg::dist::Reduction;
+  const DPResult lib = data_parallel(comm, c, Opt::SGD, false, Reduction::Library);
+  const DPResult fixed = data_parallel(comm, c, Opt::SGD, false, Reduction::FixedOrder);
   say("  against one process that adds the %d ranks' gradients in rank order (SGD, momentum 0.9):\n", N);
   say("    DP, MPI's allreduce      %s\n", g_print ? compare(lib.params, acc).c_str() : "");
   say("    DP, rank order           %s\n", g_print ? compare(fixed.params, acc).c_str() : "");
@@ -470,13 +475,13 @@ Memory run_checks(Communicator& comm, const CheckSetup& c) {
   say("    DP, MPI's allreduce      %s\n", g_print ? compare(lib.params, whole).c_str() : "");
   // ZeRO-1 against DP, both AdamW. Two ranks: any order adds the same two numbers; more: the
   // allreduce and the reduce-scatter may add in different orders, so compare in rank order.
-  comm.set_reduction(N <= 2 ? hg::dist::Reduction::Library : hg::dist::Reduction::FixedOrder);
-  const DPResult dp = data_parallel(comm, c, Opt::AdamW, false);
-  const DPResult z = data_parallel(comm, c, Opt::AdamW, true);
+  const Reduction order = N <= 2 ? Reduction::Library : Reduction::FixedOrder;
+  const DPResult dp = data_parallel(comm, c, Opt::AdamW, false, order);
+  const DPResult z = data_parallel(comm, c, Opt::AdamW, true, order);
   say("  ZeRO-1 against DP (AdamW, %s):\n", N <= 2 ? "MPI's order" : "rank order");
   say("    ZeRO-1                   %s\n", compare(z.params, dp.params).c_str());
-  comm.set_reduction(hg::dist::Reduction::Library);
-  // The GradScaler across ranks.
+  // The GradScaler across ranks: MPI's order (the decisions do not depend on it).
+  hg::dist::ReductionScope library(comm, Reduction::Library);
   say("  GradScaler with ZeRO-1, an inf on rank %d at step 2 (step/skip and scale after each of 4 steps):\n", N - 1);
   for (bool agree : {false, true}) {
     const auto lines = comm.gather_text(scaler_run(comm, c, agree));
@@ -626,12 +631,12 @@ TrainResult train(Communicator& comm, const Flags& fl, const Task& task, hg::Dev
   model.to(device);
   hg::dist::DistributedDataParallel ddp(model, comm, {.bucket_mb = fl.bucket_mb});  // rank 0's weights everywhere
   const int64_t state0 = optimizer_state_bytes();
+  const hg::optim::AdamOptions ao{.lr = f.lr, .weight_decay = f.weight_decay};
   Optimizers opts;
   if (fl.zero) {
-    opts.zero = std::make_unique<hg::dist::ZeroAdamW>(model.parameters(), comm,
-                                                      hg::optim::AdamOptions{.lr = f.lr, .weight_decay = f.weight_decay});
+    opts.zero = std::make_unique<hg::dist::ZeroAdamW>(model.parameters(), comm, ao);
   } else if (fl.optimizer == "adamw") {
-    opts.plain = std::make_unique<hg::optim::AdamW>(model.parameters(), hg::optim::AdamOptions{.lr = f.lr, .weight_decay = f.weight_decay});
+    opts.plain = std::make_unique<hg::optim::AdamW>(model.parameters(), ao);
   } else {
     opts.plain = std::make_unique<hg::optim::SGD>(model.parameters(),
                                                   hg::optim::SGDOptions{.lr = f.lr, .momentum = f.momentum, .weight_decay = f.weight_decay});
@@ -643,9 +648,13 @@ TrainResult train(Communicator& comm, const Flags& fl, const Task& task, hg::Dev
   hg::amp::GradScaler scaler({}, /*enabled=*/fl.precision == "amp_f16");
   hg::dist::agree_found_inf(scaler, comm);  // every rank skips together
 
+  // ZeRO-1's checkpoint is plain AdamW's (zero.h): a plain AdamW over the whole model holds it
+  // on its way into the file and out of it — gathered from the shards, and cut into them.
   hg::train::TrainingState resumed;
   if (!f.resume.empty()) {  // every rank reads the same file (on several machines: a shared path)
-    resumed = hg::train::load_training_checkpoint(f.resume, model, opt);
+    std::unique_ptr<hg::optim::AdamW> whole = zero ? std::make_unique<hg::optim::AdamW>(model.parameters(), ao) : nullptr;
+    resumed = hg::train::load_training_checkpoint(f.resume, model, zero ? whole.get() : opt);
+    if (zero) zero->load_state_dict(whole->state_dict());
     if (resumed.extra.contains("grad_scaler")) scaler.load_state_dict(resumed.extra.at("grad_scaler"));
     say("  resumed from %s: epoch %lld, step %lld\n", f.resume.c_str(), (long long)resumed.epoch + 1,
         (long long)resumed.step);
@@ -713,14 +722,24 @@ TrainResult train(Communicator& comm, const Flags& fl, const Task& task, hg::Dev
     log.scalar(step, "dist/comm_share", comm_seconds / seconds, epoch);
     say("  epoch %lld  loss %.4f  test accuracy %.4f  %.2f s  (%.0f images/s, %.0f%% of it in communication)\n",
         (long long)epoch + 1, r.loss, r.accuracy, seconds, double(train_ds.n) / seconds, 100 * comm_seconds / seconds);
-    if (!f.checkpoint.empty() && k == 0) {  // rank 0 alone writes; atomically (a crash keeps the last one)
-      hg::train::TrainingState st;
-      st.step = step;
-      st.epoch = epoch + 1;
-      st.extra["lesson"] = "13_data_parallel";
-      st.extra["flags"] = recorded_flags(fl);
-      if (scaler.is_enabled()) st.extra["grad_scaler"] = scaler.state_dict();
-      hg::train::save_training_checkpoint(f.checkpoint, model, opt, st);
+    if (!f.checkpoint.empty()) {  // rank 0 alone writes; atomically (a crash keeps the last one)
+      std::unique_ptr<hg::optim::AdamW> whole;
+      if (zero) {
+        const hg::optim::OptimizerState gathered = zero->state_dict();  // every rank takes part
+        if (k == 0) {
+          whole = std::make_unique<hg::optim::AdamW>(model.parameters(), ao);
+          whole->load_state_dict(gathered);
+        }
+      }
+      if (k == 0) {
+        hg::train::TrainingState st;
+        st.step = step;
+        st.epoch = epoch + 1;
+        st.extra["lesson"] = "13_data_parallel";
+        st.extra["flags"] = recorded_flags(fl);
+        if (scaler.is_enabled()) st.extra["grad_scaler"] = scaler.state_dict();
+        hg::train::save_training_checkpoint(f.checkpoint, model, zero ? whole.get() : opt, st);
+      }
     }
     comm.barrier();  // nobody runs ahead of the checkpoint
   }
@@ -1069,11 +1088,18 @@ int main(int argc, char** argv) {
     for (const std::string& name : gpt_flags)
       if (app.count(name) > 0) return refuse(name + " belongs to --model gpt");
   }
+  if (fl.zero && app.count("--optimizer") > 0 && fl.optimizer != "adamw")
+    return refuse("--optimizer " + fl.optimizer + " with --zero: ZeRO-1 here shards AdamW's state (master, m, v); "
+                  "leave --optimizer out, or drop --zero for plain DP with " + fl.optimizer);
+  if (fl.zero) fl.optimizer = "adamw";  // recorded so: its checkpoint is plain AdamW's (zero.h)
   const bool resuming = !f.resume.empty();
   int64_t epochs_done = 0;
   if (resuming) {  // the checkpoint's flags fill in what the command line left out
     const std::string why = hg::train::resume_flags(app, f.resume, "13_data_parallel", recorded_flags(fl), epochs_done);
     if (!why.empty()) return refuse(why);
+    if (fl.zero && fl.optimizer != "adamw")
+      return refuse("--resume " + f.resume + " with --zero: the checkpoint was trained with --optimizer " + fl.optimizer +
+                    ", and ZeRO-1 here shards AdamW's state; resume it without --zero");
   }
   const int epochs = f.epochs > 0 ? f.epochs : 1;
   if (resuming && epochs_done >= epochs) {
@@ -1081,14 +1107,8 @@ int main(int argc, char** argv) {
         f.resume.c_str(), (long long)epochs_done, epochs, (long long)epochs_done + 1);
     return 0;
   }
-  if (fl.zero && !f.checkpoint.empty())
-    return refuse("--checkpoint with --zero: the optimizer state is sharded over the ranks; checkpoints are for plain DP");
-  if (fl.zero && !f.resume.empty()) return refuse("--resume with --zero: see --checkpoint");
-  if (fl.zero && app.count("--optimizer") > 0 && fl.optimizer != "adamw")
-    return refuse("--optimizer " + fl.optimizer + " with --zero: ZeRO-1 here shards AdamW's state (master, m, v); "
-                  "leave --optimizer out, or drop --zero for plain DP with " + fl.optimizer);
   if (f.lr_schedule != "constant") return refuse("--lr-schedule is not supported in this chapter");
-  if (!gpt && (fl.zero || fl.optimizer == "adamw") && app.count("--lr") == 0) f.lr = 1e-3;  // SGD's 0.05 is far too big for Adam
+  if (!gpt && fl.optimizer == "adamw" && app.count("--lr") == 0) f.lr = 1e-3;  // SGD's 0.05 is far too big for Adam
   // The run folder: checked by every rank before any work (on one machine they see the same
   // runs/; on several, each its own), and refused everywhere if any rank refuses it. Rank 0
   // says the first problem, once.
@@ -1147,17 +1167,18 @@ int main(int argc, char** argv) {
 
   try {
     if (device == hg::Device::CUDA) comm->use_gpus();  // NCCL; each rank takes the GPU of its local rank
+    // Training's order. Sections 2 and 3 choose their own for what they show, each in a
+    // ReductionScope that gives this one back when the section ends.
     if (fl.deterministic) comm->set_reduction(hg::dist::Reduction::FixedOrder);
     show_job(*comm);
     show_ring(*comm, fl.ring_mb);
     Memory memory;
     if (fl.check_steps > 0) {
-      const hg::dist::Reduction chosen = comm->reduction();
       const int64_t check_batch = gpt ? std::max<int64_t>(8, comm->world_size()) : 64;
       memory = run_checks(*comm, {task, check_batch, fl.check_steps, f.seed, fl.bucket_mb});
-      comm->set_reduction(chosen);
     }
-    const char* order = fl.deterministic ? "rank-order sums" : "MPI's own order";
+    // What the communicator will do, read from it rather than from the flag.
+    const char* order = comm->reduction() == hg::dist::Reduction::FixedOrder ? "rank-order sums" : "MPI's own order";
     const std::string accumulated = fl.accumulate > 1 ? fmt_line(" x %d accumulated", fl.accumulate) : "";
     if (gpt)
       say("== 4. training gpt on %d rank(s): %s, %lld characters, vocabulary %lld; %s\n"

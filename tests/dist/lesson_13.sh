@@ -1,5 +1,6 @@
 #!/bin/sh
-# lesson_13.sh CASE MPIEXEC LESSON_13 SCRATCH — chapter 13's program under `mpiexec -n 2`.
+# lesson_13.sh CASE MPIEXEC LESSON_13 SCRATCH REFERENCE — chapter 13's program under `mpiexec`
+# (2 ranks unless a case says otherwise; REFERENCE is tests/dist/rank_order_reference).
 #   checks   the equality checks print what the chapter promises: DP in rank order and
 #            ZeRO-1 bit-identical, the ranks skipping together, the RESULT line and its
 #            times in order (mean time outside MPI <= the slowest rank's <= the step)
@@ -16,10 +17,16 @@
 #            (without a GPU) --device cuda: one line from rank 0, every rank exits (1 for data,
 #            2 for the device) before any work, and MPI_Abort is not needed; --device auto
 #            without a GPU: the CPU on every rank, said once
+#   rank_order  --deterministic at 2, 3 and 4 ranks equals one process adding the ranks'
+#            gradients in rank order by hand (REFERENCE, no communicator), read from the
+#            saved checkpoints; at 3 and 4 ranks --zero equals DP's AdamW, checkpoint for
+#            checkpoint; a --zero checkpoint resumes and ends where uninterrupted training does
 # (killed also resumes with a contradicting --seed: refused, exit 2, naming the saved value)
-# MPIEXEC is the launcher with its flags (a quoted string); runs happen in SCRATCH.
-what="$1"; mpiexec="$2"; lesson="$3"; scratch="$4"
+# MPIEXEC is the launcher with its flags (a quoted string); runs happen in SCRATCH, and are
+# removed when the case ends, passed or not.
+what="$1"; mpiexec="$2"; lesson="$3"; scratch="$4"; reference="$5"
 mkdir -p "$scratch" && cd "$scratch" || exit 1
+trap 'cd / && rm -rf "$scratch"' EXIT
 rm -rf runs  # each case starts without run folders (runs/<name> that exists is refused)
 small="--limit-train 512 --limit-test 200 --ring-mb 0.25 --threads 1"
 fail() { echo "FAILED: $1"; exit 1; }
@@ -162,6 +169,37 @@ case "$what" in
     need "measured = formula on every rank: yes"
     need "^RESULT model=gpt ranks=2 threads=1 precision=amp_f16 zero=1 steps=20 "
     [ -s runs/gz/rank1/events.jsonl ] || fail "runs/gz/rank1/events.jsonl is missing or empty"
+    ;;
+  rank_order)
+    # 3 global batches of 64 an epoch: 32, 21 or 16 examples per rank
+    t="--limit-train 192 --limit-test 100 --ring-mb 0.01 --threads 1 --check-steps 0 --batch-size 64 --seed 3"
+    sgd="--lr 0.05 --momentum 0.9 --weight-decay 0.01"
+    adamw="--lr 0.001 --momentum 0.9 --weight-decay 0.01"
+    lesson13() {  # RANKS RUN-NAME FLAGS...
+      n=$1; name=$2; shift 2
+      out=$($mpiexec -n "$n" "$lesson" $t --deterministic --run-name "$name" "$@" 2>&1); rc=$?
+      [ "$rc" -eq 0 ] || { printf '%s\n' "$out"; fail "$n ranks, $*: exit code $rc"; }
+      printf '%s\n' "$out" | grep -q "rank-order sums" || fail "$n ranks, $*: section 4 does not say rank-order sums"
+    }
+    against() {  # what is wrong if it differs, then rank_order_reference's arguments
+      wrong=$1; shift
+      "$reference" "$@" || fail "$wrong"
+    }
+    lesson13 2 d2 --optimizer sgd $sgd --epochs 1 --checkpoint d2.bin
+    against "2 ranks, SGD: the checkpoint is not one process's rank-order training" \
+      train d2.bin 2 --optimizer sgd $sgd --epochs 1 --batch-size 64 --seed 3 --limit-train 192
+    for n in 3 4; do
+      lesson13 $n a$n --optimizer adamw $adamw --epochs 1 --checkpoint a$n.bin
+      against "$n ranks, AdamW: the checkpoint is not one process's rank-order training" \
+        train a$n.bin $n --optimizer adamw $adamw --epochs 1 --batch-size 64 --seed 3 --limit-train 192
+      lesson13 $n z$n --zero $adamw --epochs 1 --checkpoint z$n.bin
+      against "$n ranks: the --zero checkpoint differs from DP's AdamW" same z$n.bin a$n.bin
+    done
+    # ZeRO-1's checkpoint resumes (at 3 ranks, for a second epoch) where training would be
+    lesson13 3 z3 --zero $adamw --epochs 2 --resume z3.bin --checkpoint z3e2.bin
+    need "resumed from z3.bin: epoch 2, step 3"
+    against "the resumed --zero run is not where 2 epochs of rank-order training are" \
+      train z3e2.bin 3 --optimizer adamw $adamw --epochs 2 --batch-size 64 --seed 3 --limit-train 192
     ;;
   *) fail "unknown case '$what'" ;;
 esac

@@ -463,6 +463,55 @@ void check_accountant(Communicator& comm, const std::vector<Tensor>& params) {
   check(after == 0, "accountant: nothing left after ZeroAdamW is destroyed", std::to_string(after) + " bytes");
 }
 
+// Checkpoints (zero.h): the gathered state is plain AdamW's, names and bits; a fresh ZeroAdamW
+// that loads it (on the same weights) continues exactly as the one that saved it; another
+// optimizer's state is refused.
+void check_zero1_state_dict(Communicator& comm) {
+  const data::ImageDataset ds = synthetic(kExamples);
+  const dist::DistributedSampler s(kExamples, kBatch, comm.rank(), comm.world_size(), 11);
+  const optim::AdamOptions ao{.lr = 1e-3, .weight_decay = 0.01};
+  nn::ModulePtr zm = small_mlp(7), pm = small_mlp(7), rm = small_mlp(8);
+  dist::DistributedDataParallel zddp(*zm, comm), pddp(*pm, comm), rddp(*rm, comm);
+  dist::ZeroAdamW zero(zm->parameters(), comm, ao);
+  optim::AdamW plain(pm->parameters(), ao);
+  const auto zero_step = [&](dist::ZeroAdamW& z, nn::Module& m, int64_t step) {
+    z.zero_grad();
+    Tensor loss = micro_batch_loss(m, ds, s, 0, step);
+    if (loss.defined()) loss.backward();
+    z.step();
+  };
+  for (int64_t step = 0; step < 3; ++step) {
+    zero_step(zero, *zm, step);
+    plain.zero_grad();
+    pddp.backward(micro_batch_loss(*pm, ds, s, 0, step));
+    plain.step();
+  }
+  const optim::OptimizerState got = zero.state_dict(), want = plain.state_dict();
+  bool same = got.meta == want.meta && got.tensors.size() == want.tensors.size();
+  for (size_t i = 0; same && i < want.tensors.size(); ++i)
+    same = got.tensors[i].name == want.tensors[i].name &&
+           diff(got.tensors[i].tensor.to_vector(), want.tensors[i].tensor.to_vector()).differ == 0;
+  check(same, "ZeroAdamW::state_dict() = plain AdamW's state_dict(), names and bits",
+        std::to_string(got.tensors.size()) + " tensors, meta " + got.meta.dump());
+  dist::ZeroAdamW resumed(rm->parameters(), comm, ao);
+  optim::SGD sgd(pm->parameters(), {.lr = 0.05});
+  bool refused = false;
+  try {
+    resumed.load_state_dict(sgd.state_dict());
+  } catch (const std::exception& e) {
+    refused = std::string(e.what()).find("'sgd'") != std::string::npos;
+  }
+  check(refused, "ZeroAdamW::load_state_dict refuses SGD's state");
+  rm->load_state(zm->state());  // the model's weights first, then the optimizer's state
+  resumed.load_state_dict(want);
+  for (int64_t step = 3; step < 5; ++step) {
+    zero_step(zero, *zm, step);
+    zero_step(resumed, *rm, step);
+  }
+  const Diff d = diff(values(rm->parameters()), values(zm->parameters()));
+  check(d.differ == 0, "ZeRO-1 loaded from plain AdamW's state continues bit for bit", show(d, zm->num_parameters()));
+}
+
 void test_zero1(Communicator& comm) {
   const DPRun dp = train_dp(comm, Opt::AdamW, false);
   const DPRun z = train_dp(comm, Opt::AdamW, true);
@@ -485,6 +534,7 @@ void test_zero1(Communicator& comm) {
   std::vector<Tensor> params = model->parameters();
   params.push_back(Tensor::zeros({1}).requires_grad_(true));
   check_accountant(comm, params);
+  check_zero1_state_dict(comm);
 }
 
 // An inf on rank 1 only. With ZeRO-1 each rank checks only its shard of the averaged
@@ -540,6 +590,11 @@ void test_tensor_parallel(Communicator& comm) {
 // Any number of ranks: in fixed order N-rank DP is one process accumulating in rank order.
 void test_fixed_order(Communicator& comm) {
   comm.set_reduction(dist::Reduction::FixedOrder);
+  {
+    dist::ReductionScope library(comm, dist::Reduction::Library);
+    check(comm.reduction() == dist::Reduction::Library, "ReductionScope sets the order for its scope");
+  }
+  check(comm.reduction() == dist::Reduction::FixedOrder, "and puts the one before back when the scope ends");
   const std::vector<float> acc = train_accumulating(comm.world_size(), Opt::SGD);
   const DPRun dp = train_dp(comm, Opt::SGD, false);
   const Diff d = diff(dp.params, acc);
