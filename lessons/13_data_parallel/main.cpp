@@ -987,6 +987,26 @@ bool say_first_problem(Communicator& comm, const std::string& mine) {
   return !why.empty();
 }
 
+// Every rank must be given the same command line: each parses its own, and ranks that read
+// different flags would train different things, write other folders, or wait forever in a
+// collective the others never call (`mpirun -np 1 lesson_13 --epochs 1 : -np 1 lesson_13
+// --epochs 2`). So before any flag is read the ranks compare a hash of their words (FNV-1a,
+// 64 bits, each word with its terminating NUL): "" when all agree, else which rank differs.
+std::string command_line_problem(Communicator& comm, int argc, char** argv) {
+  uint64_t h = 14695981039346656037ull;
+  for (int i = 1; i < argc; ++i)
+    for (const char* c = argv[i];; ++c) {
+      h = (h ^ uint8_t(*c)) * 1099511628211ull;
+      if (*c == '\0') break;
+    }
+  const std::vector<std::string> all = comm.gather_text(fmt_line("%016llx", (unsigned long long)h));
+  for (size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0])
+      return fmt_line("rank %zu was started with another command line than rank 0: every rank must be given the "
+                      "same flags (mpirun -np N lesson_13 FLAGS)", r);
+  return "";
+}
+
 // The formula of section 4's optimizer state per rank, for section 5.
 MemoryRow training_row(const Flags& fl, int64_t psi, int N, const std::vector<int64_t>& measured) {
   const int64_t c = (psi + N - 1) / N;
@@ -1006,6 +1026,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   g_print = comm->rank() == 0;
+  if (const std::string why = command_line_problem(*comm, argc, argv); !why.empty()) {
+    if (comm->rank() == 0) std::fprintf(stderr, "lesson_13: %s\n", why.c_str());
+    return hg::train::kExitUsage;  // every rank: each found the same
+  }
   CLI::App app{"Chapter 13: data-parallel training on MPI (and NCCL), ZeRO-1, the ring allreduce"};
   Flags fl;
   hg::train::CommonFlags& f = fl.common;

@@ -13,14 +13,17 @@
 #   gpt      --model gpt (chapter 12's GPT, tiny): the equality checks bit-identical, the
 #            accountant's optimizer state = the formula on both ranks, a validation loss below
 #            the uniform one; then ZeRO-1 with --accumulate 2 and F16 autocast
-#   bad_data a data folder without FashionMNIST, a damaged FashionMNIST, an empty --text and
-#            (without a GPU) --device cuda: one line from rank 0, every rank exits (1 for data,
-#            2 for the device) before any work, and MPI_Abort is not needed; --device auto
-#            without a GPU: the CPU on every rank, said once
+#   bad_data a data folder without FashionMNIST, a damaged FashionMNIST, an empty or a damaged
+#            (not UTF-8) --text and (without a GPU) --device cuda: one line from rank 0, every
+#            rank exits (1 for data, 2 for the device) before any work, and MPI_Abort is
+#            not needed; --device auto without a GPU: the CPU on every rank, said once
 #   rank_order  --deterministic at 2, 3 and 4 ranks equals one process adding the ranks'
 #            gradients in rank order by hand (REFERENCE, no communicator), read from the
 #            saved checkpoints; at 3 and 4 ranks --zero equals DP's AdamW, checkpoint for
 #            checkpoint; a --zero checkpoint resumes and ends where uninterrupted training does
+#   flags_differ  `mpiexec A : B`, the ranks given different command lines (another --epochs,
+#            an unknown flag, another --lr, another --run-name): refused at start on every
+#            rank, said once, exit 2, no folder written
 # (killed also resumes with a contradicting --seed: refused, exit 2, naming the saved value)
 # MPIEXEC is the launcher with its flags (a quoted string); runs happen in SCRATCH, and are
 # removed when the case ends, passed or not.
@@ -133,6 +136,10 @@ case "$what" in
     out=$($mpiexec -n 2 "$lesson" --model gpt --threads 1 --text empty.txt 2>&1); rc=$?
     printf '%s\n' "$out"
     once 1 "--text empty.txt" "text file empty.txt is empty"
+    printf 'a fortune\n\377\376 cut short' > damaged.txt  # not UTF-8: data, exit 1, as a damaged FashionMNIST
+    out=$($mpiexec -n 2 "$lesson" --model gpt --threads 1 --text damaged.txt 2>&1); rc=$?
+    printf '%s\n' "$out"
+    once 1 "--text damaged.txt" "text file damaged.txt is not UTF-8 text"
     out=$($mpiexec -n 2 "$lesson" $small --device cuda 2>&1); rc=$?
     printf '%s\n' "$out"
     if [ "$rc" -ne 0 ]; then once 2 "--device cuda" "--device cuda: "; else echo "--device cuda ran: this machine has GPUs"; fi
@@ -200,6 +207,19 @@ case "$what" in
     need "resumed from z3.bin: epoch 2, step 3"
     against "the resumed --zero run is not where 2 epochs of rank-order training are" \
       train z3e2.bin 3 --optimizer adamw $adamw --epochs 2 --batch-size 64 --seed 3 --limit-train 192
+    ;;
+  flags_differ)
+    # one rank with the first command line, the other with the second; a hang fails at 60 s
+    base="$small --check-steps 0 --epochs 1 --run-name same"
+    for other in "--epochs 2" "--no-such-flag" "--lr 0.01" "--run-name other"; do
+      out=$(timeout 60 $mpiexec -n 1 "$lesson" $base : -n 1 "$lesson" $base $other 2>&1); rc=$?
+      printf '%s\n' "$out"
+      [ "$rc" -eq 2 ] || fail "rank 1 with $other: exit code $rc, expected 2"
+      need "^lesson_13: rank 1 was started with another command line than rank 0"
+      [ "$(printf '%s\n' "$out" | grep -c '^lesson_13:')" -eq 1 ] || fail "rank 1 with $other: not said exactly once"
+      printf '%s\n' "$out" | grep -q "== 1\." && fail "rank 1 with $other: the job started working"
+      [ ! -e runs/same ] && [ ! -e runs/other ] || fail "rank 1 with $other: a run folder was written"
+    done
     ;;
   *) fail "unknown case '$what'" ;;
 esac

@@ -41,7 +41,7 @@ endif()
 if(HG_WITH_MPI AND TARGET lesson_13)
   add_executable(rank_order_reference ${CMAKE_CURRENT_LIST_DIR}/rank_order_reference.cpp)
   target_link_libraries(rank_order_reference PRIVATE halfgrad CLI11::CLI11 hg_warnings)
-  foreach(case checks killed throws folders diverges bad_data gpt rank_order)
+  foreach(case checks killed throws folders diverges bad_data gpt rank_order flags_differ)
     add_test(NAME lesson_13_${case}
              COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/lesson_13.sh ${case} "${HG_MPIEXEC_LINE}" $<TARGET_FILE:lesson_13>
                      ${CMAKE_BINARY_DIR}/tests/dist/lesson_13_${case} $<TARGET_FILE:rank_order_reference>)
