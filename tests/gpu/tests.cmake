@@ -21,3 +21,12 @@ if(HG_WITH_CUDA AND TARGET lesson_06 AND TARGET lesson_12 AND TARGET test_ops)
            $<TARGET_FILE:lesson_06> $<TARGET_FILE:lesson_12> $<TARGET_FILE:test_ops>)
   set_tests_properties(programs_do_not_link_cublas PROPERTIES LABELS "script")
 endif()
+
+# What nvcc makes of rungs 08 and 09, read without a GPU (tests/gpu/kernel_facts.sh): rung 08's
+# registers (two blocks per SM), rung 09's tensor-core instructions on sm_89 (FP8) and sm_90 (F16
+# after unpacking). Compiles the two files for four targets: a few seconds.
+if(HG_WITH_CUDA)
+  add_test(NAME gpu_kernel_facts COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/kernel_facts.sh ${CMAKE_CUDA_COMPILER}
+                                         ${PROJECT_SOURCE_DIR})
+  set_tests_properties(gpu_kernel_facts PROPERTIES LABELS "script" FAIL_REGULAR_EXPRESSION "NOT OK")
+endif()
