@@ -28,6 +28,7 @@
 // github.com/NVIDIA/cutlass/issues/1986). Same numbers (every FP8 value is exact in F16, and
 // the sum is F32 either way), F16 speed at best: on a Hopper GPU this rung cannot beat the F16
 // rungs. cuBLASLt's FP8 GEMM (cuda/gemm/cublaslt_fp8.h) uses wgmma there.
+// tests/gpu/kernel_facts.sh counts the instructions nvcc makes of this file for both targets.
 //
 // This file is compiled for sm_89 and sm_90 only, whatever HG_CUDA_ARCHS says
 // (cuda/CMakeLists.txt: the hg_cuda_fp8 object library); the launcher refuses an older GPU.
