@@ -361,7 +361,7 @@ TEST_CASE("launch limits: grid.y holds 65535 row tiles, a taller C is split into
   }
 }
 
-TEST_CASE("rung 09: one warp per 16 x 8 tile covers C once; the warp number needs 64 bits") {
+TEST_CASE("rung 09: one warp per 16 x 8 tile covers C once, the warp number in 64 bits") {
   const int M = 48, N = 40, threads = 128;  // 3 x 5 tiles: 15 warps, 4 blocks of 4 (one warp spare)
   Visits v(M, N);
   int spare = 0;
