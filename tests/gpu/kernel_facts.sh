@@ -3,7 +3,7 @@
 # and no disassembler (the toolkit on the build machines ships neither cuobjdump nor nvdisasm).
 # Chapters 05 and 14 paste its output.
 #
-#   tests/gpu/kernel_facts.sh NVCC [ROOT]
+#   tests/gpu/kernel_facts.sh [NVCC [ROOT]]      NVCC: nvcc on the PATH, else /usr/local/cuda's
 #
 #   1. Rung 08's registers per thread, from ptxas's report, for sm_80 and sm_90 and each
 #      format. An SM has 65,536 registers: at 128 or fewer per thread two blocks of 256 threads
@@ -21,7 +21,7 @@
 #      chapters' sentences about it must change with it.
 # Exit status: 0 when every check holds, 1 otherwise.
 set -uo pipefail
-NVCC="${1:?usage: kernel_facts.sh NVCC [ROOT]}"
+NVCC="${1:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
 ROOT="${2:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/hg-kernel-facts.XXXXXX")"
 trap 'rm -rf "$TMP"' EXIT
