@@ -29,19 +29,30 @@ fail=0
 check() {  # check DESCRIPTION COMMAND...
   if "${@:2}"; then echo "OK     $1"; else echo "NOT OK $1"; fail=1; fi
 }
-compile() {  # compile SOURCE ARCH: a cubin in $TMP, ptxas's report on stdout
-  "$NVCC" -std=c++17 -I"$ROOT" -arch="sm_$2" -cubin -Xptxas -v -o "$TMP/$(basename "$1" .cu)_sm$2.cubin" \
-    "$ROOT/$1" 2>&1 || { echo "NOT OK nvcc failed on $1 for sm_$2" >&2; return 1; }
+R08=cuda/gemm/08_wmma_cp_async_double_buffered.cu
+R09=cuda/gemm/09_mma_fp8.cu
+# The four compiles run side by side: $TMP/NAME_smXX.cubin, ptxas's report in .report, and a
+# .failed file when nvcc fails.
+for job in "$R08 80" "$R08 90" "$R09 89" "$R09 90"; do
+  read -r src arch <<<"$job"
+  base="$TMP/$(basename "$src" .cu)_sm$arch"
+  { "$NVCC" -std=c++17 -I"$ROOT" -arch="sm_$arch" -cubin -Xptxas -v -o "$base.cubin" "$ROOT/$src" >"$base.report" 2>&1 ||
+      touch "$base.failed"; } &
+done
+wait
+compiled() {  # compiled SOURCE ARCH: ptxas's report on stdout, or NOT OK and status 1
+  local base; base="$TMP/$(basename "$1" .cu)_sm$2"
+  if [ -e "$base.failed" ]; then echo "NOT OK nvcc failed on $1 for sm_$2:"; cat "$base.report"; return 1; fi
+  cat "$base.report"
 }
 format_of() {  # the mangled kernel name -> the format
   case "$1" in *I6__half*) echo F16 ;; *I13__nv_bfloat16*) echo BF16 ;; *IfEE*) echo TF32 ;; *) echo "?" ;; esac
 }
 
 # ---- 1. rung 08's registers ---------------------------------------------------------------------
-R08=cuda/gemm/08_wmma_cp_async_double_buffered.cu
 echo "rung 08 ($R08), registers per thread (ptxas -v):"
 for arch in 80 90; do
-  report="$(compile "$R08" "$arch")" || { fail=1; continue; }
+  report="$(compiled "$R08" "$arch")" || { echo "$report"; fail=1; continue; }
   # "ptxas info : Compiling entry function 'NAME' for 'sm_90'", then
   # "N bytes stack frame, N bytes spill stores, N bytes spill loads", then "Used N registers"
   table="$(awk '/Compiling entry function/ { name = $7 } /spill stores/ { spill = $5 }
@@ -59,10 +70,9 @@ for arch in 80 90; do
 done
 
 # ---- 2. rung 09's tensor-core instructions per target -------------------------------------------
-R09=cuda/gemm/09_mma_fp8.cu
 echo "rung 09 ($R09), instructions by opcode in each kernel's machine code (nvcc -cubin):"
 for arch in 89 90; do
-  compile "$R09" "$arch" >/dev/null || { fail=1; continue; }
+  report="$(compiled "$R09" "$arch")" || { echo "$report"; fail=1; continue; }
   cubin="$TMP/09_mma_fp8_sm$arch.cubin"
   # .text sections of the four kernels: "[Nr] name type address offset size ..."
   sections="$(readelf -SW "$cubin" 2>/dev/null | sed -E 's/^ *\[ *[0-9]+\] *//' | awk '$1 ~ /^\.text\..*mma_fp8_kernel/ {print $1, $4, $5}')"
