@@ -45,8 +45,15 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // Requires M % 128 == 0, N % 128 == 0, K % BK == 0.
+// __launch_bounds__(256, 2): at most 128 registers a thread, so that two blocks share an SM
+// (65,536 registers = 2 x 256 x 128; their 2 x 37,888 bytes of shared memory fit sm_80's and
+// sm_90's). Asked only for 256 threads, ptxas took 130 registers (BF16 and TF32 on sm_90) and
+// 148 (TF32 on sm_80): one block per SM, its 8 warps alone to hide the copies and the MMAs. Now
+// the TF32 kernel spills 12 bytes (three values reloaded once per step along K).
+// tests/gpu/kernel_facts.sh checks the counts. What it does to the time is not measured yet:
+// `gemm_ladder --quick` on a GPU, rung 08 against rung 07 (chapter 05's table).
 template <class T>
-__global__ void __launch_bounds__(WmmaTiles<2>::kThreads)
+__global__ void __launch_bounds__(WmmaTiles<2>::kThreads, 2)
 wmma_cp_async_kernel(int M, int N, int K, const T* A, const T* B, float* C) {
   using F = WmmaFormat<T>;
   using R = Rung07<sizeof(T)>;  // the same tiles and skew as rung 07

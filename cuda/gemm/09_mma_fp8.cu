@@ -28,6 +28,7 @@
 // github.com/NVIDIA/cutlass/issues/1986). Same numbers (every FP8 value is exact in F16, and
 // the sum is F32 either way), F16 speed at best: on a Hopper GPU this rung cannot beat the F16
 // rungs. cuBLASLt's FP8 GEMM (cuda/gemm/cublaslt_fp8.h) uses wgmma there.
+// tests/gpu/kernel_facts.sh counts the instructions nvcc makes of this file for both targets.
 //
 // This file is compiled for sm_89 and sm_90 only, whatever HG_CUDA_ARCHS says
 // (cuda/CMakeLists.txt: the hg_cuda_fp8 object library); the launcher refuses an older GPU.
@@ -35,11 +36,13 @@
 #error "09_mma_fp8.cu needs sm_89 or later: cuda/CMakeLists.txt compiles it for 89 and 90 only"
 #endif
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
 #include "cuda/gemm/fp8_mma.h"
+#include "cuda/gemm/layout.h"
 #include "cuda/runtime/check.h"
 
 namespace hg::cuda::gemm {
@@ -66,9 +69,9 @@ __device__ void mma_m16n8k32(float (&c)[4], const uint32_t (&a)[4], const uint32
 // Requires M % 16 == 0, N % 8 == 0, K % 32 == 0. A (M, K) and B (N, K) hold FP8 codes, one byte each.
 template <class TA, class TB>
 __global__ void mma_fp8_kernel(int M, int N, int K, const TA* A, const TB* B, float* C, float scale) {
-  const int warp = int((blockIdx.x * blockDim.x + threadIdx.x) / 32), lane = int(threadIdx.x % 32);
-  const int tiles_n = N / 8, tm = warp / tiles_n, tn = warp % tiles_n;
-  if (tm * 16 >= M) return;
+  const Fp8Tile tile = rung09_tile(blockIdx.x, blockDim.x, threadIdx.x, N);  // cuda/gemm/layout.h
+  if (tile.tm * 16 >= M) return;
+  const int tm = int(tile.tm), tn = int(tile.tn), lane = int(threadIdx.x % 32);
   const int g = lane / 4, t = lane % 4;
   const auto* a_bytes = reinterpret_cast<const uint8_t*>(A);
   const auto* b_bytes = reinterpret_cast<const uint8_t*>(B);
@@ -90,11 +93,27 @@ __global__ void mma_fp8_kernel(int M, int N, int K, const TA* A, const TB* B, fl
   }
 }
 
+// Each lane reads four FP8 codes of a row of A (a column of B) with one 32-bit load. Every row
+// starts at a multiple of K = 32k bytes from the first, so the first byte decides: a view that
+// starts at an odd offset into a buffer would make every load misaligned, and the kernel fault.
+static void require_4_byte_aligned(const void* p, const char* name) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  if (address % 4)
+    throw std::invalid_argument(std::string("gemm_09_mma_fp8: ") + name + " starts at byte " +
+                                std::to_string(address % 4) + " of a 4-byte word; it must be 4-byte aligned " +
+                                "(each lane loads four FP8 codes at once): copy it, or take a view that " +
+                                "starts at a multiple of 4 bytes");
+}
+
 template <class TA, class TB>
 void gemm_09_mma_fp8(int M, int N, int K, const TA* A, const TB* B, float* C, float scale) {
+  // The arguments first, before any CUDA call: a wrong one is refused the same way with or
+  // without a GPU (tests/unit/test_cuda_gemm_layout.cpp checks it on the CPU).
   if (M <= 0 || N <= 0 || K <= 0 || M % 16 || N % 8 || K % 32)
     throw std::invalid_argument("gemm_09_mma_fp8: needs M a multiple of 16, N of 8 and K of 32 (got " +
                                 std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + ")");
+  require_4_byte_aligned(A, "A");
+  require_4_byte_aligned(B, "B");
   int device = 0, major = 0, minor = 0;
   HG_CUDA_CHECK(cudaGetDevice(&device));
   HG_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));

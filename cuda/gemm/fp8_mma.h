@@ -20,9 +20,10 @@
 
 namespace hg::cuda::gemm {
 
-// M a multiple of 16, N of 8, K of 32; A, B, C device pointers. scale multiplies every
-// result (scale_inv_a · scale_inv_b of per-tensor scaling). Throws std::invalid_argument for
-// other sizes and std::runtime_error on a GPU older than sm_89. Runs on the default stream and
+// M a multiple of 16, N of 8, K of 32; A, B, C device pointers, A and B 4-byte aligned (each
+// lane loads four codes at once). scale multiplies every result (scale_inv_a · scale_inv_b of
+// per-tensor scaling). Throws std::invalid_argument for other sizes or a misaligned A or B
+// (before any CUDA call) and std::runtime_error on a GPU older than sm_89. Runs on the default stream and
 // returns without waiting. Instantiated for the four (TA, TB) pairs.
 template <class TA, class TB>
 void gemm_09_mma_fp8(int M, int N, int K, const TA* A, const TB* B, float* C, float scale);

@@ -9,7 +9,7 @@
 //
 // Sections:  launch limits (64-bit offsets, grid.y, row slabs) · 01 naive · 02 coalesced ·
 //            03 shared tiled · 04 register blocked · 05 WMMA one warp · 06 WMMA block tiles ·
-//            07 the skew · 08 (07's tiles, two buffers)
+//            07 the skew · 08 (07's tiles, two buffers) · 09 FP8 mma.sync, one warp per tile
 #include "cuda/runtime/hd.h"
 
 #include <cstddef>
@@ -203,6 +203,23 @@ template <int E>
 HG_HD Coord wmma_b_chunk(int t, int p) {
   const int q = t + WmmaTiles<E>::kThreads * p;
   return {q / WmmaTiles<E>::kChunksPerRowB, (q % WmmaTiles<E>::kChunksPerRowB) * WmmaTiles<E>::kChunk};
+}
+
+// ---- 09 FP8 mma.sync: one warp per 16 x 8 tile of C ------------------------------------------
+// Warp w of the whole grid (block after block, 4 warps a block) computes tile (tm, tn) of C,
+// the tiles numbered row after row: tm = w / (N / 8), tn = w % (N / 8). Warps past the last
+// tile (the last block's) find tm * 16 >= M and return.
+// The thread number is counted in 64 bits: blockIdx.x * blockDim.x is a product of two 32-bit
+// unsigned values and wraps at 2^32 threads, which a C of more than 2^27 tiles passes (more
+// than 64 GiB of F32: M = 262,144 by N = 131,072 is 128 GiB, within an H200's memory); the
+// warps past the wrap would compute the first tiles again and leave the last ones unwritten.
+struct Fp8Tile {
+  int64_t tm, tn;  // tile row and column: C rows tm*16 .. +16, columns tn*8 .. +8
+};
+HG_HD Fp8Tile rung09_tile(unsigned block, unsigned threads_per_block, unsigned thread, int N) {
+  const int64_t warp = (int64_t(block) * threads_per_block + thread) / 32;
+  const int64_t tiles_n = N / 8;
+  return {warp / tiles_n, warp % tiles_n};
 }
 
 }  // namespace hg::cuda::gemm

@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -50,20 +51,50 @@ ncclDataType_t nccl_type(DType d) {
 
 ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::Max ? ncclMax : ncclSum; }
 
+// "rank 2 of 4" or "ranks 1, 3 of 4"
+std::string rank_list(const std::vector<int>& ranks, int size) {
+  return fmt::format("rank{} {} of {}", ranks.size() > 1 ? "s" : "", fmt::join(ranks, ", "), size);
+}
+
 constexpr cudaStream_t kStream = 0;  // the default stream, where halfgrad's kernels run
 
 }  // namespace
 
 std::shared_ptr<Comm> init(int rank, int size, int local_rank) {
-  int gpus = 0;
-  if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
-  if (local_rank >= gpus)
-    throw std::runtime_error(fmt::format(
-        "rank {} of {} is local rank {} on its machine, which has {} GPU(s): NCCL needs a GPU per rank "
-        "(start at most {} rank(s) per machine)", rank, size, local_rank, gpus, gpus));
-  check_cuda(cudaSetDevice(local_rank), "cudaSetDevice", rank, size);
-  ncclUniqueId id;
-  if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId", rank, size);
+  // A rank that threw on its own here would leave the others waiting for ever: in the broadcast
+  // of NCCL's id (rank 0 failed to get one) or in ncclCommInitRank (a rank found no GPU). So each
+  // rank first tries its own steps, then every rank learns which ranks failed, and either all go
+  // on or all throw: a rank that failed with its own reason, the others naming the ranks that
+  // failed. (ncclCommInitRank is itself collective: a rank that fails inside it, out of memory
+  // say, can still leave the others waiting in NCCL. Catching that needs NCCL's non-blocking
+  // initialisation and ncclCommAbort, which this backend does not use.)
+  ncclUniqueId id{};
+  std::string failure;
+  try {
+    int gpus = 0;
+    if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
+    if (local_rank >= gpus)
+      throw std::runtime_error(fmt::format(
+          "rank {} of {} is local rank {} on its machine, which has {} GPU(s): NCCL needs a GPU per rank "
+          "(start at most {} rank(s) per machine)", rank, size, local_rank, gpus, gpus));
+    check_cuda(cudaSetDevice(local_rank), "cudaSetDevice", rank, size);
+    if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId", rank, size);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  const char failed_here = failure.empty() ? 0 : 1;
+  std::vector<char> failed_at(size_t(size), 0);
+  mpi::all_gather(&failed_here, failed_at.data(), 1);
+  std::vector<int> others;  // the other ranks that failed
+  for (int r = 0; r < size; ++r)
+    if (failed_at[size_t(r)] && r != rank) others.push_back(r);
+  if (failed_here)
+    throw std::runtime_error(others.empty() ? failure
+                                            : fmt::format("{}; NCCL starts on no rank: {} failed too", failure,
+                                                          rank_list(others, size)));
+  if (!others.empty())
+    throw std::runtime_error(fmt::format("NCCL cannot start: {} failed (each says why); rank {} of {} stops too "
+                                         "instead of waiting for it", rank_list(others, size), rank, size));
   mpi::broadcast(&id, sizeof id, 0);
   auto c = std::make_shared<Comm>();
   c->rank = rank;

@@ -21,7 +21,9 @@ namespace hg::dist::nccl {
 
 struct Comm;  // ncclComm_t and who we are, for messages
 
-// Takes GPU `local_rank` and joins the NCCL communicator of all `size` ranks.
+// Takes GPU `local_rank` and joins the NCCL communicator of all `size` ranks. Collective: when
+// any rank cannot (no GPU of its own; rank 0 gets no id from NCCL), every rank throws, none
+// waits for the others.
 std::shared_ptr<Comm> init(int rank, int size, int local_rank);
 
 void allreduce(Comm& c, void* buf, int64_t count, DType dtype, ReduceOp op);  // Sum or Max

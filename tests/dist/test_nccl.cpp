@@ -9,6 +9,10 @@
 //
 // Prints "OK" / "NOT OK" per check; exits 0, 1 on a failure, and 77 (ctest: skipped) with the
 // reason when there is no GPU.
+//
+// `mpiexec -n 2 test_nccl start_fails`, on a machine without a GPU, checks the other side: NCCL
+// cannot start on any rank, and every rank must say so and stop — none may wait for the others
+// (ctest's timeout catches a rank that waits) — and name the other rank that failed.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -125,7 +129,31 @@ void training(dist::Communicator& comm, bool zero) {
 
 }  // namespace
 
+// Every rank fails to start NCCL (no GPU); each must throw, and its message must name the other.
+int start_fails(int argc, char** argv) {
+  dist::Communicator comm(argc, argv);
+  if (cuda_available() || comm.world_size() != 2) {
+    std::printf("SKIPPED: start_fails needs 2 ranks on a machine without a GPU\n");
+    return 77;
+  }
+  std::string what;
+  try {
+    comm.use_gpus();
+  } catch (const std::exception& e) {
+    what = e.what();
+  }
+  const int other = 1 - comm.rank();
+  std::printf("rank %d: %s\n", comm.rank(), what.c_str());
+  check(!what.empty(), "rank " + std::to_string(comm.rank()) + ": use_gpus() throws, without waiting for the other rank");
+  check(what.find("rank " + std::to_string(other) + " of 2") != std::string::npos,
+        "rank " + std::to_string(comm.rank()) + ": its message names rank " + std::to_string(other) + ", which failed too");
+  const double failed = comm.allreduce_sum(failures);
+  if (comm.rank() == 0) std::printf("start_fails: %s\n", failed == 0 ? "all checks passed" : "FAILED");
+  return failed == 0 ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "start_fails") return start_fails(argc, argv);
   if (!cuda_available()) {
     std::printf("SKIPPED: no GPU (or a build without CUDA): NCCL needs one\n");
     return 77;

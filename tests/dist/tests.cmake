@@ -7,7 +7,8 @@
 #   lesson_13 ...     the chapter's program under mpiexec: the equality checks, a rank that
 #                     fails or is killed, bad flags, the GPT (DP, ZeRO-1, the accountant's bytes),
 #                     and the outputs the README pastes (lesson_13_fact_*)
-#   test_nccl         (a build with NCCL) world size 1 on one GPU; exits 77 without a GPU
+#   test_nccl         (a build with NCCL) world size 1 on one GPU; exits 77 without a GPU; and
+#                     at 2 ranks without a GPU, every rank stops when NCCL cannot start
 add_executable(test_dist_units ${CMAKE_CURRENT_LIST_DIR}/test_dist_units.cpp)
 target_link_libraries(test_dist_units PRIVATE halfgrad hg_doctest_main hg_warnings)
 hg_test_O1(test_dist_units)
@@ -117,6 +118,13 @@ if(HG_WITH_NCCL)
   add_test(NAME test_nccl COMMAND test_nccl)
   set_tests_properties(test_nccl PROPERTIES SKIP_RETURN_CODE 77 LABELS "gpu;mpi" TIMEOUT 120
                        ENVIRONMENT "${HG_MPI_TEST_ENV}" FAIL_REGULAR_EXPRESSION "NOT OK")
+  # When NCCL cannot start on some rank, every rank stops with a message; none waits for the
+  # others (2 ranks on the CPU machine: both fail, each names the other).
+  add_test(NAME test_nccl_start_fails_on_every_rank
+           COMMAND ${HG_MPIEXEC} ${MPIEXEC_NUMPROC_FLAG} 2 $<TARGET_FILE:test_nccl> start_fails)
+  set_tests_properties(test_nccl_start_fails_on_every_rank PROPERTIES SKIP_RETURN_CODE 77 LABELS "mpi" TIMEOUT 60
+                       ENVIRONMENT "${HG_MPI_TEST_ENV}" PASS_REGULAR_EXPRESSION "start_fails: all checks passed"
+                       FAIL_REGULAR_EXPRESSION "NOT OK")
 endif()
 
 # ./lab lesson 13 --ranks N: the launcher's flags, and mpirun started by the lab itself.

@@ -74,7 +74,8 @@ if [ $BUILD_BINARIES -eq 1 ]; then
     >"$BUILD.configure.log" 2>&1 \
     || { tail -n 30 "$BUILD.configure.log" >&2; echo "bundle.sh: configure failed" >&2; exit 1; }
   # Chapter 13 on the GPU (a build with MPI and NCCL): NCCL at world size 1, one process, which
-  # Open MPI starts as a singleton (no mpirun: the GPU machine has none).
+  # Open MPI starts as a singleton (no mpirun: the GPU machine has none), isolated (no orted
+  # either: run.sh sets OMPI_MCA_ess_singleton_isolated=1).
   if grep -q "NCCL .*: yes" "$BUILD.configure.log"; then targets+=(test_nccl lesson_13)
   else echo "bundle.sh: this build has no NCCL (see $BUILD.configure.log): chapter 13's GPU checks are not bundled" >&2; fi
   cmake --build "$BUILD" -j "${HG_JOBS:-$(nproc)}" --target "${targets[@]}"

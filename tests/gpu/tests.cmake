@@ -21,3 +21,27 @@ if(HG_WITH_CUDA AND TARGET lesson_06 AND TARGET lesson_12 AND TARGET test_ops)
            $<TARGET_FILE:lesson_06> $<TARGET_FILE:lesson_12> $<TARGET_FILE:test_ops>)
   set_tests_properties(programs_do_not_link_cublas PROPERTIES LABELS "script")
 endif()
+
+# What nvcc makes of rungs 08 and 09, read without a GPU (tests/gpu/kernel_facts.sh): rung 08's
+# registers (two blocks per SM), rung 09's tensor-core instructions on sm_89 (FP8) and sm_90 (F16
+# after unpacking). Compiles the two files for four targets: a few seconds. Chapters 05 and 14
+# paste its lines (tests/lessons/fact.sh): the first test checks chapter 05's and keeps the
+# output for the second, which checks chapter 14's.
+if(HG_WITH_CUDA)
+  set(_hg_facts ${CMAKE_BINARY_DIR}/tests/gpu_kernel_facts.txt)
+  set(_hg_fp8_sm89 "  sm_89  E4M3·E4M3   QMMA (FP8 MMA)  5   HMMA (F16 MMA)  0   F2FP (FP8 -> F16)  0")
+  set(_hg_fp8_sm90 "  sm_90  E4M3·E4M3   QMMA (FP8 MMA)  0   HMMA (F16 MMA) 10   F2FP (FP8 -> F16) 60")
+  add_test(NAME gpu_kernel_facts
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/lessons/fact.sh ${PROJECT_SOURCE_DIR}/lessons/05_tensor_cores/README.md
+                   -e "  sm_80   TF32 128 (spills 12 bytes)  BF16 128  F16 126"
+                   -e "  sm_90   TF32 128 (spills 12 bytes)  BF16 128  F16 128"
+                   -e "${_hg_fp8_sm89}" -e "${_hg_fp8_sm90}"
+                   -- bash -o pipefail -c "bash \"$0\" \"$1\" \"$2\" | tee \"$3\""
+                   ${CMAKE_CURRENT_LIST_DIR}/kernel_facts.sh ${CMAKE_CUDA_COMPILER} ${PROJECT_SOURCE_DIR} ${_hg_facts})
+  set_tests_properties(gpu_kernel_facts PROPERTIES LABELS "script;lesson;fact" FAIL_REGULAR_EXPRESSION "NOT OK"
+                       FIXTURES_SETUP hg_kernel_facts)
+  add_test(NAME lesson_14_fact_fp8_instructions
+           COMMAND sh ${PROJECT_SOURCE_DIR}/tests/lessons/fact.sh ${PROJECT_SOURCE_DIR}/lessons/14_fp8/README.md
+                   -e "${_hg_fp8_sm89}" -e "${_hg_fp8_sm90}" -- cat ${_hg_facts})
+  set_tests_properties(lesson_14_fact_fp8_instructions PROPERTIES LABELS "lesson;fact" FIXTURES_REQUIRED hg_kernel_facts)
+endif()

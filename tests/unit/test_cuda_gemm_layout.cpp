@@ -10,10 +10,17 @@
 //                comments warn against are caught as conflicting
 //   alignment    the 16-byte copies and 32-byte fragment pointers of rungs 06-08 are aligned
 //   limits       64-bit offsets, padded sizes, grid.y and the row slabs of a tall C
+//   rung 09      the warp -> tile map covers C once and counts warps in 64 bits; the launcher
+//                refuses an operand that is not 4-byte aligned before it touches the GPU
+//                (CUDA builds only)
 #include <doctest/doctest.h>
 
 #include "cuda/gemm/bank_model.h"
 #include "cuda/gemm/layout.h"
+
+#if HG_WITH_CUDA
+#include "cuda/gemm/fp8_mma.h"
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -353,3 +360,54 @@ TEST_CASE("launch limits: grid.y holds 65535 row tiles, a taller C is split into
     CHECK(next == M);
   }
 }
+
+TEST_CASE("rung 09: one warp per 16 x 8 tile covers C once, the warp number in 64 bits") {
+  const int M = 48, N = 40, threads = 128;  // 3 x 5 tiles: 15 warps, 4 blocks of 4 (one warp spare)
+  Visits v(M, N);
+  int spare = 0;
+  for (unsigned block = 0; block < 4; ++block)
+    for (unsigned t = 0; t < unsigned(threads); t += 32) {
+      const Fp8Tile tile = rung09_tile(block, threads, t, N);
+      if (tile.tm * 16 >= M) { ++spare; continue; }
+      for (int r = 0; r < 16; ++r)
+        for (int c = 0; c < 8; ++c) CHECK(v.add({int(tile.tm) * 16 + r, int(tile.tn) * 8 + c}));
+    }
+  CHECK(v.all_once());
+  CHECK(spare == 1);
+  // More than 2^27 tiles need more than 2^32 threads: M = 262,144 by N = 131,072 (2^28 tiles,
+  // 128 GiB of F32, which an H200 holds) runs 2^26 blocks of 128 threads. Block 2^25 starts at
+  // thread 2^32, where blockIdx.x * blockDim.x in 32 bits wraps to 0: its first warp is number
+  // 2^27, tile row 2^13 (2^14 tiles per row), not tile 0 again.
+  const int M_big = 262144, N_big = 131072;
+  const Fp8Tile first = rung09_tile(1u << 25, 128, 0, N_big);
+  CHECK(first.tm == 8192);
+  CHECK(first.tn == 0);
+  const Fp8Tile last = rung09_tile((1u << 26) - 1, 128, 96, N_big);  // the grid's last warp
+  CHECK(last.tm * 16 == M_big - 16);
+  CHECK(last.tn * 8 == N_big - 8);
+}
+
+#if HG_WITH_CUDA
+TEST_CASE("rung 09's launcher refuses an operand that is not 4-byte aligned, before any launch") {
+  // Each lane reads four FP8 codes of A (and of B) with one 32-bit load: a view that starts one
+  // byte into a buffer would fault on the GPU. The check comes before any CUDA call, so this
+  // test needs no GPU (the pointers are never dereferenced).
+  using E4 = __nv_fp8_e4m3;
+  const auto at = [](uintptr_t address) { return reinterpret_cast<const E4*>(address); };
+  float* C = reinterpret_cast<float*>(uintptr_t(0x20000));
+  for (const std::string which : {"A", "B"}) {
+    CAPTURE(which);
+    const bool a_odd = which == "A";
+    std::string msg;
+    try {
+      gemm_09_mma_fp8(16, 8, 32, at(a_odd ? 0x10001 : 0x10000), at(a_odd ? 0x30000 : 0x30002), C, 1.0f);
+    } catch (const std::invalid_argument& e) {
+      msg = e.what();
+    }
+    INFO(msg);
+    CHECK(msg.find("gemm_09_mma_fp8") != std::string::npos);
+    CHECK(msg.find(which + " starts at") != std::string::npos);
+    CHECK(msg.find("4-byte aligned") != std::string::npos);
+  }
+}
+#endif
