@@ -21,6 +21,10 @@
 
 #include "framework/cpu/im2col.h"
 
+namespace hg {
+struct bfloat16;  // framework/dtype/bfloat16.h
+}  // namespace hg
+
 namespace hg::cpu {
 
 // x (N, C, H, W), w (F, C, KH, KW), b (F) or nullptr  ->  y (N, F, OH, OW), overwritten.
@@ -35,5 +39,14 @@ void conv2d_backward(const float* x, const float* w, const float* dy, float* dx,
                      float* db, int64_t N, int64_t F, const ConvGeometry& g);
 void conv2d_backward(const double* x, const double* w, const double* dy, double* dx, double* dw,
                      double* db, int64_t N, int64_t F, const ConvGeometry& g);
+
+// BF16 images, weights and gradients, F32 results (the caller rounds them): the GEMMs run on
+// the CPU's BF16 matrix unit when it has one (gemm_bf16, gemm.h), else on the F32 kernels
+// with the operands widened — then bit for bit what the F32 functions give on the widened
+// inputs.
+void conv2d_forward(const hg::bfloat16* x, const hg::bfloat16* w, const float* b, float* y,
+                    int64_t N, int64_t F, const ConvGeometry& g);
+void conv2d_backward(const hg::bfloat16* x, const hg::bfloat16* w, const hg::bfloat16* dy,
+                     float* dx, float* dw, float* db, int64_t N, int64_t F, const ConvGeometry& g);
 
 }  // namespace hg::cpu

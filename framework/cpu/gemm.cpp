@@ -58,7 +58,10 @@
 #include <memory>
 #include <new>
 #include <stdexcept>
+#include <vector>
 
+#include "framework/cpu/bf16_units.h"
+#include "framework/cpu/gemm_bf16_kernels.h"
 #include "framework/cpu/gemm_kernel.h"
 #include "framework/cpu/gemm_pack.h"
 #include "framework/dtype/bfloat16.h"
@@ -77,6 +80,9 @@ bool cpu_has(GemmKernel k) {
     case GemmKernel::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case GemmKernel::Avx512:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2");
+    case GemmKernel::Avx512Bf16:
+      return cpu_has(GemmKernel::Avx512) && __builtin_cpu_supports("avx512bf16");
+    case GemmKernel::Amx: return amx_permission().granted;  // the CPU has it and the OS allows it
   }
   return false;
 #else
@@ -84,15 +90,24 @@ bool cpu_has(GemmKernel k) {
 #endif
 }
 
-GemmKernel best_kernel() {
+bool is_bf16_unit(GemmKernel k) { return k == GemmKernel::Avx512Bf16 || k == GemmKernel::Amx; }
+
+GemmKernel best_f32_kernel() {
   if (cpu_has(GemmKernel::Avx512)) return GemmKernel::Avx512;
   if (cpu_has(GemmKernel::Avx2)) return GemmKernel::Avx2;
   return GemmKernel::Portable;
 }
 
-// The one piece of global state: which kernel is in use. Set by set_gemm_kernel (tests and
-// the benchmark); otherwise decided on first use: HG_GEMM_KERNEL if set, else the best one.
-std::atomic<int> g_kernel{-1};
+GemmKernel best_bf16_kernel() {
+  if (cpu_has(GemmKernel::Amx)) return GemmKernel::Amx;
+  if (cpu_has(GemmKernel::Avx512Bf16)) return GemmKernel::Avx512Bf16;
+  return best_f32_kernel();
+}
+
+// The one piece of global state: the kernel asked for (Auto: the best of each kind). Set by
+// set_gemm_kernel (tests and the benchmark); otherwise decided on first use from
+// HG_GEMM_KERNEL if set, else Auto.
+std::atomic<int> g_choice{-1};
 
 const MicroKernel& micro_kernel_for(GemmKernel k) {
   switch (k) {
@@ -102,50 +117,82 @@ const MicroKernel& micro_kernel_for(GemmKernel k) {
   }
 }
 
+const char* spelling(GemmKernel k) {  // as HG_GEMM_KERNEL spells it
+  switch (k) {
+    case GemmKernel::Auto: return "auto";
+    case GemmKernel::Portable: return "portable";
+    case GemmKernel::Avx2: return "avx2";
+    case GemmKernel::Avx512: return "avx512";
+    case GemmKernel::Avx512Bf16: return "avx512_bf16";
+    case GemmKernel::Amx: return "amx";
+  }
+  return "?";
+}
+
 }  // namespace
 
 bool gemm_kernel_supported(GemmKernel kernel) { return cpu_has(kernel); }
 
+std::string gemm_kernel_unavailable_reason(GemmKernel kernel) {
+  if (cpu_has(kernel)) return "";
+  if (kernel == GemmKernel::Amx) return amx_permission().reason;
+  return std::string("this CPU cannot run the ") + spelling(kernel) + " kernel";
+}
+
 void set_gemm_kernel(GemmKernel kernel) {
   if (!cpu_has(kernel))
-    throw std::runtime_error(std::string("set_gemm_kernel: this CPU cannot run the ") +
-                             (kernel == GemmKernel::Avx512 ? "avx512" : "avx2+fma") + " kernel");
-  g_kernel = int(kernel == GemmKernel::Auto ? best_kernel() : kernel);
+    throw std::runtime_error("set_gemm_kernel: " + gemm_kernel_unavailable_reason(kernel));
+  g_choice = int(kernel);
 }
 
 GemmKernel gemm_kernel_from_name(const std::string& name) {
-  if (name == "auto") return GemmKernel::Auto;
-  if (name == "portable") return GemmKernel::Portable;
-  if (name == "avx2") return GemmKernel::Avx2;
-  if (name == "avx512") return GemmKernel::Avx512;
-  throw std::runtime_error("gemm kernel '" + name + "': unknown kernel (portable, avx2, avx512 or auto)");
+  for (GemmKernel k : {GemmKernel::Auto, GemmKernel::Portable, GemmKernel::Avx2, GemmKernel::Avx512,
+                       GemmKernel::Avx512Bf16, GemmKernel::Amx})
+    if (name == spelling(k)) return k;
+  throw std::runtime_error("gemm kernel '" + name +
+                           "': unknown kernel (portable, avx2, avx512, avx512_bf16, amx or auto)");
 }
 
 namespace {
-// The environment can choose too: HG_GEMM_KERNEL=portable|avx2|avx512|auto, read on first use.
+// The environment can choose too: HG_GEMM_KERNEL=portable|avx2|avx512|avx512_bf16|amx|auto.
 GemmKernel kernel_from_environment() {
   const char* env = std::getenv("HG_GEMM_KERNEL");
-  if (!env || !*env) return best_kernel();
+  if (!env || !*env) return GemmKernel::Auto;
   GemmKernel k;
   try {
     k = gemm_kernel_from_name(env);
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(std::string("HG_GEMM_KERNEL: ") + e.what());
   }
-  if (k == GemmKernel::Auto) return best_kernel();
   if (!cpu_has(k))
-    throw std::runtime_error(std::string("HG_GEMM_KERNEL=") + env + ": this CPU cannot run that kernel");
+    throw std::runtime_error(std::string("HG_GEMM_KERNEL=") + env + ": " + gemm_kernel_unavailable_reason(k));
   return k;
+}
+
+GemmKernel choice() {
+  int k = g_choice.load();
+  if (k < 0) g_choice = k = int(kernel_from_environment());
+  return GemmKernel(k);
 }
 }  // namespace
 
 GemmKernel gemm_kernel() {
-  int k = g_kernel.load();
-  if (k < 0) g_kernel = k = int(kernel_from_environment());
-  return GemmKernel(k);
+  const GemmKernel k = choice();
+  return k == GemmKernel::Auto || is_bf16_unit(k) ? best_f32_kernel() : k;
+}
+
+GemmKernel gemm_bf16_kernel() {
+  const GemmKernel k = choice();
+  return k == GemmKernel::Auto ? best_bf16_kernel() : k;
 }
 
 const char* gemm_kernel_name() { return micro_kernel_for(gemm_kernel()).name; }
+
+std::string gemm_bf16_kernel_name() {
+  const GemmKernel k = gemm_bf16_kernel();
+  if (is_bf16_unit(k)) return spelling(k);
+  return std::string(micro_kernel_for(k).name) + " (BF16 widened to F32)";
+}
 
 // ---- 3. One thread's rectangle: the five loops -------------------------------------------
 namespace {
@@ -235,6 +282,43 @@ int threads_for(int64_t M, int64_t N, int64_t K) {
   return int(std::max<int64_t>(1, std::min<int64_t>(most, int64_t(flops / 2e6))));
 }
 
+// The thread grid tm × tn for an M×N product in MR×NR tiles. First balance: the busiest
+// thread's share of tiles, ceil(mt/tm)·ceil(nt/tn), as small as possible (M = 32 with MR = 12
+// is 3 tile rows: split in 2 they give one thread twice the work, so split N instead). Then,
+// among equally balanced grids, the smallest rectangle perimeter (less duplicated packing).
+struct ThreadGrid {
+  int tm = 1, tn = 1;
+  int64_t mt, nt;  // tiles down and across
+};
+ThreadGrid thread_grid(int64_t M, int64_t N, int64_t K, int mr, int nr) {
+  const int T_ = threads_for(M, N, K);
+  ThreadGrid g{1, T_, (M + mr - 1) / mr, (N + nr - 1) / nr};
+  int64_t best_work = INT64_MAX;
+  double best_perimeter = 1e300;
+  for (int f = 1; f <= T_; ++f) {
+    if (T_ % f != 0 || f > g.mt || T_ / f > g.nt) continue;
+    const int64_t work = ((g.mt + f - 1) / f) * ((g.nt + T_ / f - 1) / (T_ / f));
+    const double perimeter = double(g.mt) / f * mr + double(g.nt) / (T_ / f) * nr;
+    if (work < best_work || (work == best_work && perimeter < best_perimeter))
+      best_work = work, best_perimeter = perimeter, g.tm = f, g.tn = T_ / f;
+  }
+  if (g.tm > g.mt || g.tn > g.nt) g.tm = g.tn = 1;  // too small to split at all
+  return g;
+}
+
+// Run rect(m0, m1, n0, n1) for each thread's rectangle of the grid, in parallel. Rectangle
+// boundaries fall on whole tiles, so only the last rectangle has ragged edges.
+template <class Rect>
+void for_each_rectangle(const ThreadGrid& g, int64_t M, int64_t N, int mr, int nr, const Rect& rect) {
+#pragma omp parallel num_threads(g.tm * g.tn) if (g.tm * g.tn > 1)
+  {
+    const int t = omp_get_thread_num(), row = t / g.tn, col = t % g.tn;
+    const int64_t m0 = std::min(M, g.mt * row / g.tm * mr), m1 = std::min(M, g.mt * (row + 1) / g.tm * mr);
+    const int64_t n0 = std::min(N, g.nt * col / g.tn * nr), n1 = std::min(N, g.nt * (col + 1) / g.tn * nr);
+    if (m1 > m0 && n1 > n0) rect(m0, m1, n0, n1);
+  }
+}
+
 template <class Load, class T>
 void gemm_driver(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const T* A,
                  int64_t lda, const T* B, int64_t ldb, float beta, float* C, int64_t ldc) {
@@ -246,33 +330,39 @@ void gemm_driver(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
   }
   const MicroKernel& uk = micro_kernel_for(gemm_kernel());
   const MatrixView<T> a{A, lda, ta}, b{B, ldb, tb};
+  const ThreadGrid grid = thread_grid(M, N, K, uk.mr, uk.nr);
+  for_each_rectangle(grid, M, N, uk.mr, uk.nr, [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    gemm_rectangle<Load>(uk, a, b, m0, m1, n0, n1, K, alpha, beta, C, ldc);
+  });
+}
 
-  // The thread grid tm × tn. First balance: the busiest thread's share of MR×NR tiles,
-  // ceil(mt/tm)·ceil(nt/tn), as small as possible (M = 32 with MR = 12 is 3 tile rows: split
-  // in 2 they give one thread twice the work, so split N instead). Then, among equally
-  // balanced grids, the smallest rectangle perimeter (less duplicated packing).
-  const int T_ = threads_for(M, N, K);
-  const int64_t mt = (M + uk.mr - 1) / uk.mr, nt = (N + uk.nr - 1) / uk.nr;  // tiles
-  int tm = 1, tn = T_;
-  int64_t best_work = INT64_MAX;
-  double best_perimeter = 1e300;
-  for (int f = 1; f <= T_; ++f) {
-    if (T_ % f != 0 || f > mt || T_ / f > nt) continue;
-    const int64_t work = ((mt + f - 1) / f) * ((nt + T_ / f - 1) / (T_ / f));
-    const double perimeter = double(mt) / f * uk.mr + double(nt) / (T_ / f) * uk.nr;
-    if (work < best_work || (work == best_work && perimeter < best_perimeter))
-      best_work = work, best_perimeter = perimeter, tm = f, tn = T_ / f;
+// gemm_bf16 on a matrix unit (gemm_bf16_kernels.h). The kernels accumulate AB straight into
+// C; for alpha ≠ 1 or beta ≠ 0 they fill a scratch AB first and bf16_epilogue makes C. AMX
+// splits the work between threads itself; VDPBF16PS runs the F32 kernels' thread grid on its
+// 8×32 tiles.
+void unit_gemm(GemmKernel unit, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
+               const uint16_t* A, int64_t lda, const uint16_t* B, int64_t ldb, float beta, float* C,
+               int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  const bool direct = alpha == 1.f && beta == 0.f;
+  std::vector<float> scratch(direct ? 0 : size_t(M * N));
+  float* const ab = direct ? C : scratch.data();
+  const int64_t ld_ab = direct ? ldc : N;
+  const MatrixView<uint16_t> a{A, lda, ta}, b{B, ldb, tb};
+  const int mr = 8, nr = 32;  // the VDPBF16PS kernel's tile
+  if (K <= 0) {  // an empty sum: +0, as the emulation has it
+    for (int64_t i = 0; i < M; ++i) std::fill(ab + i * ld_ab, ab + i * ld_ab + N, 0.f);
+  } else if (unit == GemmKernel::Amx) {
+    amx_gemm(a, b, M, N, K, ab, ld_ab, threads_for(M, N, K));
+  } else {
+    for_each_rectangle(thread_grid(M, N, K, mr, nr), M, N, mr, nr,
+                       [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+                         avx512bf16_gemm_rectangle(a, b, m0, m1, n0, n1, K, ab, ld_ab);
+                       });
   }
-  if (tm > mt || tn > nt) tm = tn = 1;  // too small to split at all
-
-#pragma omp parallel num_threads(tm * tn) if (tm * tn > 1)
-  {
-    const int t = omp_get_thread_num(), row = t / tn, col = t % tn;
-    // Rectangle boundaries on whole tiles, so only the last rectangle has ragged edges.
-    const int64_t m0 = std::min(M, mt * row / tm * uk.mr), m1 = std::min(M, mt * (row + 1) / tm * uk.mr);
-    const int64_t n0 = std::min(N, nt * col / tn * uk.nr), n1 = std::min(N, nt * (col + 1) / tn * uk.nr);
-    if (m1 > m0 && n1 > n0) gemm_rectangle<Load>(uk, a, b, m0, m1, n0, n1, K, alpha, beta, C, ldc);
-  }
+  if (direct) return;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = bf16_epilogue(ab[i * N + j], alpha, beta, C[i * ldc + j]);
 }
 
 }  // namespace
@@ -293,9 +383,16 @@ void gemm_f16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, co
                        reinterpret_cast<const uint16_t*>(B), ldb, beta, C, ldc);
 }
 
+// On a matrix unit when the CPU has one (and HG_GEMM_KERNEL does not force an F32 kernel).
 void gemm_bf16(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
                const hg::bfloat16* A, int64_t lda, const hg::bfloat16* B, int64_t ldb, float beta,
                float* C, int64_t ldc) {
+  const GemmKernel k = gemm_bf16_kernel();
+  if (is_bf16_unit(k)) {
+    unit_gemm(k, ta, tb, M, N, K, alpha, reinterpret_cast<const uint16_t*>(A), lda,
+              reinterpret_cast<const uint16_t*>(B), ldb, beta, C, ldc);
+    return;
+  }
   gemm_driver<LoadBF16>(ta, tb, M, N, K, alpha, reinterpret_cast<const uint16_t*>(A), lda,
                         reinterpret_cast<const uint16_t*>(B), ldb, beta, C, ldc);
 }

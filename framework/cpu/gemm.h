@@ -47,16 +47,29 @@ void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double a
            const double* A, int64_t lda, const double* B, int64_t ldb, double beta, double* C,
            int64_t ldc);
 
-// Which micro-kernel sgemm (and gemm_f16/bf16) use. Auto picks the widest one this CPU
-// supports (checked once with __builtin_cpu_supports). Tests and the benchmark force a
-// kernel to compare the paths; asking for one the CPU lacks throws std::runtime_error.
-// Any program can be run with a chosen kernel through the environment, e.g. to see what the
-// SIMD kernels buy:   HG_GEMM_KERNEL=portable ./lab lesson 02     (portable|avx2|avx512|auto)
-enum class GemmKernel { Auto, Portable, Avx2, Avx512 };
+// Which kernel sgemm (and gemm_f16/bf16) use. Auto picks the widest one this CPU supports
+// (checked once with __builtin_cpu_supports). Tests and the benchmark force a kernel to
+// compare the paths; asking for one the CPU lacks throws std::runtime_error. Any program can
+// be run with a chosen kernel through the environment, e.g. to see what the SIMD kernels buy:
+//   HG_GEMM_KERNEL=portable ./lab lesson 02     (portable|avx2|avx512|avx512_bf16|amx|auto)
+//
+// Two of them are BF16 matrix units (bf16_units.h) and serve gemm_bf16 only:
+//   kernel        F32 GEMMs (sgemm, gemm_f16)      BF16 GEMMs (gemm_bf16)
+//   auto          the widest F32 kernel            amx, else avx512_bf16, else widened to F32
+//   portable|avx2|avx512   that kernel             widened to F32, then that kernel
+//   avx512_bf16   the widest F32 kernel            VDPBF16PS (gemm_bf16_avx512bf16.cpp)
+//   amx           the widest F32 kernel            AMX tiles (gemm_bf16_amx.cpp)
+// So forcing an F32 kernel gives every machine the same BF16 bits (avx2 and avx512 agree bit
+// for bit, test_gemm_cpu.cpp), while the units round their sums their own way.
+enum class GemmKernel { Auto, Portable, Avx2, Avx512, Avx512Bf16, Amx };
 void set_gemm_kernel(GemmKernel kernel);
-GemmKernel gemm_kernel();             // the kernel in use (never Auto)
+GemmKernel gemm_kernel();             // the F32 kernel in use: Portable, Avx2 or Avx512
 const char* gemm_kernel_name();       // "portable", "avx2+fma", "avx512"
+GemmKernel gemm_bf16_kernel();        // gemm_bf16's: Amx, Avx512Bf16, or the F32 kernel (widened)
+std::string gemm_bf16_kernel_name();  // "amx", "avx512_bf16", or e.g. "avx512 (BF16 widened to F32)"
 bool gemm_kernel_supported(GemmKernel kernel);
 GemmKernel gemm_kernel_from_name(const std::string& name);  // "portable" ...; throws if unknown
+// Why `kernel` cannot run here ("" when it can): no such unit, or the OS refused AMX's tiles.
+std::string gemm_kernel_unavailable_reason(GemmKernel kernel);
 
 }  // namespace hg::cpu

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "framework/dtype/bfloat16.h"
+
 namespace hg::cpu {
 
 namespace {
@@ -124,6 +126,7 @@ void col2im_batch_impl(const T* cols, int64_t N, const ConvGeometry& g, T* x) {
 
 void im2col(const float* x, const ConvGeometry& g, float* cols, int64_t ld) { im2col_impl(x, g, cols, ld); }
 void im2col(const double* x, const ConvGeometry& g, double* cols, int64_t ld) { im2col_impl(x, g, cols, ld); }
+void im2col(const hg::bfloat16* x, const ConvGeometry& g, hg::bfloat16* cols, int64_t ld) { im2col_impl(x, g, cols, ld); }
 void col2im(const float* cols, const ConvGeometry& g, int64_t ld, float* x) { col2im_impl(cols, g, ld, x); }
 void col2im(const double* cols, const ConvGeometry& g, int64_t ld, double* x) { col2im_impl(cols, g, ld, x); }
 void im2col_batch(const float* x, int64_t N, const ConvGeometry& g, float* cols) { im2col_batch_impl(x, N, g, cols); }

@@ -33,12 +33,17 @@
 
 #include "framework/cpu/conv_geometry.h"
 
+namespace hg {
+struct bfloat16;  // framework/dtype/bfloat16.h
+}  // namespace hg
+
 namespace hg::cpu {
 
 // x: one image (C, H, W), contiguous.  cols: (CKK, P) with row stride ld_cols ≥ P.
 // Overwrites the CKK×P block. OpenMP-parallel over rows.
 void im2col(const float* x, const ConvGeometry& g, float* cols, int64_t ld_cols);
 void im2col(const double* x, const ConvGeometry& g, double* cols, int64_t ld_cols);
+void im2col(const hg::bfloat16* x, const ConvGeometry& g, hg::bfloat16* cols, int64_t ld_cols);
 
 // cols: (CKK, P) with row stride ld_cols.  x: one image (C, H, W), OVERWRITTEN with the sum
 // of every column entry that came from each pixel (0 for pixels no window touches).

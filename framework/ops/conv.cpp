@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "framework/autograd/node.h"
 #include "framework/cpu/conv2d.h"
 #include "framework/cuda/conv.h"
+#include "framework/dtype/bfloat16.h"
 #include "framework/ops/check.h"
 
 namespace hg {
@@ -20,19 +22,37 @@ struct ConvShape {
   ConvGeometry g;
 };
 
-// y (N, F, P) = w (F, CKK) · im2col(x_n) + b, image by image: framework/cpu/conv2d.h.
-template <class T> void conv_forward(const T* x, const T* w, const T* b, T* y, const ConvShape& s) {
-  cpu::conv2d_forward(x, w, b, y, s.N, s.F, s.g);
-}
-
-// dx, dw, db from dy (N, F, P). Any of dx/dw/db may be null (not needed).
-template <class T>
-void conv_backward(const T* x, const T* w, const T* dy, T* dx, T* dw, T* db, const ConvShape& s) {
-  cpu::conv2d_backward(x, w, dy, dx, dw, db, s.N, s.F, s.g);
-}
-
-// The compute dtype: F64 stays F64, everything else runs in F32.
+// The compute dtype: F64 stays F64, everything else sums in F32.
 DType work_dtype(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
+// The dtype the GEMMs read: BF16 as itself (gemm_bf16: the CPU's BF16 matrix unit when it
+// has one), F16 widened to F32 (the CPU has no F16 unit of tensor-core numerics), the rest as
+// the compute dtype. Both are "exact products, F32 sums".
+DType operand_dtype(DType t) { return t == DType::BF16 ? DType::BF16 : work_dtype(t); }
+
+// y (N, F, P) = w (F, CKK) · im2col(x_n) + b, image by image: framework/cpu/conv2d.h.
+// x, w in the operand dtype; b, y in the work dtype.
+void conv_forward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const ConvShape& s) {
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, bfloat16>)
+      cpu::conv2d_forward(x.data<T>(), w.data<T>(), b.defined() ? b.data<Acc>() : nullptr, y.data<Acc>(),
+                          s.N, s.F, s.g);
+  });
+}
+
+// dx, dw, db (work dtype) from dy (N, F, P) (operand dtype). An undefined dx/dw/db is not needed.
+void conv_backward(const Tensor& x, const Tensor& w, const Tensor& dy, Tensor& dx, Tensor& dw,
+                   Tensor& db, const ConvShape& s) {
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, bfloat16>)
+      cpu::conv2d_backward(x.data<T>(), w.data<T>(), dy.data<T>(), dx.defined() ? dx.data<Acc>() : nullptr,
+                           dw.defined() ? dw.data<Acc>() : nullptr, db.defined() ? db.data<Acc>() : nullptr,
+                           s.N, s.F, s.g);
+  });
+}
 
 }  // namespace
 
@@ -91,37 +111,26 @@ Tensor conv2d(const Tensor& x_arg, const Tensor& w_arg, const Tensor& b_arg, int
     }
   }
 
-  // ---- forward, in the work dtype ----
-  const DType dt = x_in.dtype(), wt = work_dtype(dt);
-  Tensor x = x_in.to(wt).contiguous().detach(), w = w_in.to(wt).contiguous().detach();
+  // ---- forward: operands in the operand dtype, sums and y in the work dtype ----
+  const DType dt = x_in.dtype(), wt = work_dtype(dt), ot = operand_dtype(dt);
+  Tensor x = x_in.to(ot).contiguous().detach(), w = w_in.to(ot).contiguous().detach();
   Tensor b = b_in.defined() ? b_in.to(wt).contiguous().detach() : Tensor();
   Tensor y = Tensor::empty({s.N, s.F, OH, OW}, wt);
-  visit_dtype(wt, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
-      conv_forward<T>(x.data<T>(), w.data<T>(), b.defined() ? b.data<T>() : nullptr, y.data<T>(), s);
-  });
+  conv_forward(x, w, b, y, s);
   y = y.to(dt).detach();
 
   // y = w ⋆ x + b:  dx = col2im(Wᵀ·dY),  dw = dY·colsᵀ,  db = Σ_{n,p} dY
-  // Saved: the inputs in their own dtype (an F16 activation stays 2 bytes), widened again
-  // in the backward.
+  // Saved: the inputs in their own dtype (an F16 activation stays 2 bytes), in the operand
+  // dtype again in the backward.
   Tensor xs = x_in.detach(), ws = w_in.detach();
   return record("conv2d", y, {x_in, w_in, b_in},
-                [xs, ws, s, dt, wt](const Tensor& dy_in, const NeedsGrad& need) {
-                  Tensor x = xs.to(wt).contiguous(), w = ws.to(wt).contiguous();
-                  Tensor dy = dy_in.to(wt).contiguous();
+                [xs, ws, s, dt, wt, ot](const Tensor& dy_in, const NeedsGrad& need) {
+                  Tensor x = xs.to(ot).contiguous(), w = ws.to(ot).contiguous();
+                  Tensor dy = dy_in.to(ot).contiguous();
                   Tensor dx = need[0] ? Tensor::empty(x.shape(), wt) : Tensor();
                   Tensor dw = need[1] ? Tensor::empty(w.shape(), wt) : Tensor();
                   Tensor db = need[2] ? Tensor::empty({s.F}, wt) : Tensor();
-                  visit_dtype(wt, [&](auto tag) {
-                    using T = decltype(tag);
-                    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
-                      conv_backward<T>(x.data<T>(), w.data<T>(), dy.data<T>(),
-                                       need[0] ? dx.data<T>() : nullptr,
-                                       need[1] ? dw.data<T>() : nullptr,
-                                       need[2] ? db.data<T>() : nullptr, s);
-                  });
+                  conv_backward(x, w, dy, dx, dw, db, s);
                   return std::vector<Tensor>{need[0] ? dx.to(dt) : dx, need[1] ? dw.to(dt) : dw,
                                              need[2] ? db.to(dt) : db};
                 });

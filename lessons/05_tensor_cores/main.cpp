@@ -17,12 +17,16 @@
 //      SIMT), block tiles (06, the counterpart of rung 04), the skew and its bank conflicts
 //      (07), the cp.async double-buffer schedule (08), all from cuda/gemm/layout.h
 //   6. on a GPU: every rung in every format checked bit for bit against the emulation
+//   7. the tensor core in your CPU: AMX's TDPBF16PS and AVX512_BF16's VDPBF16PS, their order
+//      of additions and what they flush, each checked bit for bit against its emulation
+//      (framework/cpu/bf16_units.h) when this CPU has it
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -30,6 +34,7 @@
 #include "cuda/gemm/bank_model.h"
 #include "cuda/gemm/layout.h"
 #include "cuda/gemm/validate.h"
+#include "framework/cpu/bf16_units.h"
 #include "framework/cpu/gemm.h"
 #include "framework/dtype/bfloat16.h"
 #include "framework/dtype/half.h"
@@ -95,7 +100,10 @@ std::vector<float> engine_emulation(const TcFormat& f, const std::vector<float>&
     std::vector<hg::bfloat16> a, b;
     for (float v : A) a.push_back(hg::bfloat16(v));
     for (float v : B) b.push_back(hg::bfloat16(v));
+    // On the F32 kernels (widened): a CPU's own BF16 unit adds in its own order (section 7).
+    hg::cpu::set_gemm_kernel(hg::cpu::gemm_kernel());
     hg::cpu::gemm_bf16(false, false, M, N, K, 1.0f, a.data(), K, b.data(), N, 0.0f, C.data(), N);
+    hg::cpu::set_gemm_kernel(hg::cpu::GemmKernel::Auto);
   } else {  // TF32 values times TF32 values are exact in F32: an F32 GEMM of the rounded values
     std::vector<float> a, b;
     for (float v : A) a.push_back(hg::round_to_tf32_rna(v));
@@ -347,6 +355,89 @@ void on_gpu() {
 #endif
 }
 
+
+// ---- 7. the tensor core in your CPU ------------------------------------------------------------------
+// The CPU's own BF16 units (framework/cpu/bf16_units.h): BF16 in, exact products, F32 sums,
+// like a tensor core — but in an order of their own, and flushing what falls below 2^-126.
+void cpu_tensor_cores() {
+  fmt::print("\n== 7. the tensor core in your CPU: AMX and AVX512_BF16 ==\n");
+  using hg::cpu::GemmKernel;
+  const GemmKernel units[] = {GemmKernel::Amx, GemmKernel::Avx512Bf16};
+  for (GemmKernel u : units) {
+    const std::string why = hg::cpu::gemm_kernel_unavailable_reason(u);
+    fmt::print("{:<12} {}\n", u == GemmKernel::Amx ? "AMX-BF16:" : "AVX512_BF16:",
+               why.empty() ? (u == GemmKernel::Amx ? "yes, TDPBF16PS on 16x16 F32 tiles (the OS granted the tile state)"
+                                                   : "yes, VDPBF16PS on 16 F32 lanes")
+                           : "no: " + why + " (the emulation below stands in)");
+  }
+  fmt::print("gemm_bf16 here, and so every BF16 matmul and convolution of the engine: {}\n",
+             hg::cpu::gemm_bf16_kernel_name());
+
+  // The order of the additions: 1 + 2^-24 + 2^-24 (each 2^-24 is half an ULP of 1).
+  const hg::bfloat16 one(1.0f), tiny(0x1p-24f), zero(0.0f);
+  const std::vector<hg::bfloat16> a{one, zero, zero, tiny, zero, tiny}, b(6, one);
+  auto sum = [&](GemmKernel u, bool hardware) {
+    float c = 0;
+    if (hardware) {
+      hg::cpu::set_gemm_kernel(u);
+      hg::cpu::gemm_bf16(false, false, 1, 1, 6, 1.0f, a.data(), 6, b.data(), 1, 0.0f, &c, 1);
+      hg::cpu::set_gemm_kernel(GemmKernel::Auto);
+    } else {
+      hg::cpu::gemm_bf16_emulated(u, false, false, 1, 1, 6, 1.0f, a.data(), 6, b.data(), 1, 0.0f, &c, 1);
+    }
+    return c;
+  };
+  fmt::print("\nOrder: a = (1, 0, 0, 2^-24, 0, 2^-24), b = ones; each 2^-24 is half an ULP of 1, a tie:\n");
+  for (GemmKernel u : units) {
+    const bool here = hg::cpu::gemm_kernel_supported(u);
+    fmt::print("  {:<12} emulation {:.9g}{}\n", u == GemmKernel::Amx ? "AMX" : "VDPBF16PS", sum(u, false),
+               here ? fmt::format("   this CPU {:.9g}", sum(u, true)) : std::string());
+  }
+  fmt::print("VDPBF16PS adds one product at a time into its lane (the odd one of a pair first): each 2^-24\n"
+             "rounds back to 1. AMX adds the even and the odd products of 32 in two chains from zero, then\n"
+             "their sum into C: 2^-24 + 2^-24 = 2^-23 first, and 1 + 2^-23 is exact.\n");
+
+  // What the units flush: 2^-126 - 3*2^-152 (a tiny result) and 2^-133 (a BF16 subnormal).
+  const float tiny_ieee = std::fmaf(0x1p-126f, -3 * 0x1p-26f, 0x1p-126f);
+  fmt::print("\nFlush: 2^-126 - 3*2^-152 is {:.9g} in IEEE F32 (the F32 path) and {:.9g} on the units;\n"
+             "the BF16 subnormal 2^-133 times 2^100 is {:.9g} in IEEE F32 and {:.9g} on the units.\n",
+             tiny_ieee, hg::cpu::unit_fma(0x1p-126f, 0x1p-126f, -3 * 0x1p-26f), 0x1p-133 * 0x1p100,
+             hg::cpu::unit_fma(0.0f, hg::bf16_bits_to_float(0x0001), 0x1p100f));
+
+  // A whole GEMM on each unit this CPU has, against its emulation and against the F32 path.
+  const int M = 64, N = 64, K = 256;
+  std::vector<hg::bfloat16> A, B;
+  for (float v : random_values(M * K, -1, 1, 7)) A.push_back(hg::bfloat16(v));
+  for (float v : random_values(K * N, -1, 1, 8)) B.push_back(hg::bfloat16(v));
+  std::vector<float> f32_path(size_t(M) * N);
+  hg::cpu::set_gemm_kernel(hg::cpu::gemm_kernel());
+  hg::cpu::gemm_bf16(false, false, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, f32_path.data(), N);
+  fmt::print("\nC = A·B, {}x{}x{}, BF16 values in [-1, 1]:\n", M, N, K);
+  for (GemmKernel u : units) {
+    const char* name = u == GemmKernel::Amx ? "AMX" : "VDPBF16PS";
+    if (!hg::cpu::gemm_kernel_supported(u)) {
+      fmt::print("  {:<10} not on this CPU\n", name);
+      continue;
+    }
+    std::vector<float> hw(f32_path.size()), emu(f32_path.size());
+    hg::cpu::set_gemm_kernel(u);
+    hg::cpu::gemm_bf16(false, false, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, hw.data(), N);
+    hg::cpu::gemm_bf16_emulated(u, false, false, M, N, K, 1.0f, A.data(), K, B.data(), N, 0.0f, emu.data(), N);
+    int same = 0, differ = 0;
+    double worst = 0;
+    for (size_t i = 0; i < hw.size(); ++i) {
+      same += std::memcmp(&hw[i], &emu[i], 4) == 0;
+      differ += hw[i] != f32_path[i];
+      worst = std::max(worst, std::fabs(double(hw[i]) - f32_path[i]));
+    }
+    fmt::print("  {:<10} vs its emulation: {} of {} bit-identical;  vs the F32 path: {} differ, by at most {:.3g}\n",
+               name, same, M * N, differ, worst);
+  }
+  hg::cpu::set_gemm_kernel(GemmKernel::Auto);
+  fmt::print("Same products, another order of F32 additions: the units agree with their emulations bit for bit\n"
+             "and with the F32 path to rounding. Their speed: ./lab bench peak and ./lab bench cpu_gemm.\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -358,5 +449,6 @@ int main(int argc, char** argv) {
   summation_order();
   rungs();
   on_gpu();
+  cpu_tensor_cores();
   return 0;
 }

@@ -58,12 +58,12 @@ struct KernelGuard {
 };
 
 template <class Half, class Encode, class Gemm>
-void check_exact(Encode encode, Gemm gemm, const char* name) {
+void check_exact(Encode encode, Gemm gemm, const char* name, const std::vector<GemmKernel>& kernels) {
   KernelGuard guard;
   std::mt19937 rng(99);
   std::uniform_int_distribution<int> Q(-32, 32);  // values q/4 in [-8, 8]
   const int64_t shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {6, 16, 9}, {17, 33, 64}, {70, 45, 300}};
-  for (GemmKernel kernel : kernels_here()) {
+  for (GemmKernel kernel : kernels) {
     hg::cpu::set_gemm_kernel(kernel);
     for (const auto& s : shapes)
       for (int t = 0; t < 4; ++t) {
@@ -91,7 +91,7 @@ void check_exact(Encode encode, Gemm gemm, const char* name) {
             if (got != float(exact)) ++mismatches;
             max_diff = std::max(max_diff, std::fabs(got - exact));
           }
-        INFO(std::string(name) << " kernel " << std::string(hg::cpu::gemm_kernel_name()) << " M=" << M << " N=" << N << " K=" << K
+        INFO(std::string(name) << " kernel " << hg::cpu::gemm_bf16_kernel_name() << " M=" << M << " N=" << N << " K=" << K
                   << " ta=" << ta << " tb=" << tb << ": " << mismatches << " mismatches, max |diff| " << max_diff);
         CHECK(mismatches == 0);
       }
@@ -101,11 +101,17 @@ void check_exact(Encode encode, Gemm gemm, const char* name) {
 }  // namespace
 
 TEST_CASE("gemm_f16 is bit-exact on small-integer inputs") {
-  check_exact<hg::half>(exact_half_bits, hg::cpu::gemm_f16, "gemm_f16");
+  check_exact<hg::half>(exact_half_bits, hg::cpu::gemm_f16, "gemm_f16", kernels_here());
 }
 
-TEST_CASE("gemm_bf16 is bit-exact on small-integer inputs") {
-  check_exact<hg::bfloat16>(exact_bf16_bits, hg::cpu::gemm_bf16, "gemm_bf16");
+// The CPU's BF16 units too (bf16_units.h): their own order of additions, but every partial
+// sum here is exact, so any order gives the exact answer.
+TEST_CASE("gemm_bf16 is bit-exact on small-integer inputs, on the F32 kernels and the BF16 units") {
+  std::vector<GemmKernel> kernels = kernels_here();
+  for (GemmKernel unit : {GemmKernel::Avx512Bf16, GemmKernel::Amx})
+    if (hg::cpu::gemm_kernel_supported(unit)) kernels.push_back(unit);
+    else MESSAGE(hg::cpu::gemm_kernel_unavailable_reason(unit) << ": not tested here");
+  check_exact<hg::bfloat16>(exact_bf16_bits, hg::cpu::gemm_bf16, "gemm_bf16", kernels);
 }
 
 TEST_CASE("gemm_f16 products are exact in FP32 from subnormal times subnormal to max times max") {
