@@ -6,11 +6,14 @@
 //   1. read the flags; a bad value, a missing folder or an output folder that does not exist
 //      is exit 2 with one line, before any work
 //   2. --make-demo-runs: write synthetic demo runs and stop
-//   3. find the runs to show
+//   3. find the runs to show (reading none yet) and, with {run} in --screenshot, the file each
+//      picture goes to: two runs that would share one are refused, before any work
 //   4. open a window (hidden for screenshots); with no display, say so and stop
 //   5. set up ImGui: font and sizes for --ui-scale
-//   6. --screenshot / --measure-frames: render offscreen, write the PNG or the timings, stop
-//   7. otherwise the interactive loop: re-read growing runs, draw the panels
+//   6. --screenshot / --measure-frames: read what the view shows, render offscreen, write the
+//      PNG or the timings, stop
+//   7. otherwise the interactive loop: read the runs shown, then the others while the memory
+//      budget has room (viewer/run_set.h), re-read growing runs, draw the panels
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <backends/imgui_impl_glfw.h>
@@ -24,6 +27,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -153,6 +157,7 @@ int main(int argc, char** argv) {
   float ui_scale = 1.0f;
   int64_t step = -1;
   int measure_frames = 0;
+  int64_t budget_mib = limits::kDefaultBudgetBytes >> 20;
   bool heat_true = false;
   std::string per_layer = "underflow";
   DemoOptions demo;
@@ -182,6 +187,9 @@ int main(int argc, char** argv) {
   cli.add_option("--mouse", mouse_text, "with --screenshot: pretend the mouse is at X,Y (shows tooltips)");
   cli.add_option("--measure-frames", measure_frames, "load, render N frames offscreen, print load and frame times, exit")
       ->check(CLI::Range(1, 100000));
+  cli.add_option("--memory-budget", budget_mib, "MiB of events all runs may hold together; the runs "
+                                                "shown least recently are unloaded to make room")
+      ->check(CLI::Range(int64_t(16), int64_t(1) << 20))->capture_default_str();
   cli.add_option("--make-demo-runs", make_demo, "write SYNTHETIC demo runs into this folder and exit");
   cli.add_option("--demo-steps", demo.steps, "demo runs: optimizer steps")
       ->check(CLI::Range(int64_t(1), int64_t(10000000)))->capture_default_str();
@@ -260,6 +268,7 @@ int main(int argc, char** argv) {
 
   // ---- 3. the runs ---------------------------------------------------------------------
   App app;
+  app.runs = RunSet(budget_mib << 20);
   app.ui_scale = ui_scale;
   app.roots = paths;
   if (app.roots.empty() && run_keys.empty()) app.roots.push_back("runs");
@@ -294,6 +303,39 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "halfgrad-viewer: --value: %s\n", app.bits.error.c_str());
     return 2;
   }
+  // The pictures: one; or, with {run} in the name, one per run (those given with --run, else
+  // every run found), each run alone in the view and {run} replaced by the run's file_stem
+  // (runs/a/rank0 -> a_rank0). Two runs whose pictures would be one file are refused before
+  // anything is written: one picture must never replace another's.
+  std::vector<int> shots{-1};  // -1: the view as the flags set it
+  std::vector<std::string> shot_paths{screenshot};
+  if (screenshot.find("{run}") != std::string::npos) {
+    shots.clear(), shot_paths.clear();
+    for (const auto& key : run_keys) shots.push_back(app.find_run(key));
+    if (run_keys.empty())
+      for (size_t i = 0; i < app.runs.size(); ++i) shots.push_back(static_cast<int>(i));
+    std::map<std::string, int> taken;  // file -> the run it shows
+    for (size_t k = 0; k < shots.size(); ++k) {
+      std::string path = screenshot;
+      for (size_t at; (at = path.find("{run}")) != std::string::npos;)
+        path.replace(at, 5, app.runs[shots[k]].file_stem);
+      auto [it, fresh] = taken.emplace(path, shots[k]);
+      if (!fresh && it->second != shots[k]) {
+        std::fprintf(stderr, "halfgrad-viewer: --screenshot %s: the runs in %s and %s would both be written "
+                             "to %s; nothing was written (take them one at a time with --run)\n",
+                     screenshot.c_str(), app.runs[it->second].data().dir.c_str(),
+                     app.runs[shots[k]].data().dir.c_str(), path.c_str());
+        return 2;
+      }
+      if (fresh) shot_paths.push_back(path);
+    }
+    shots.clear();  // each file once, in order
+    for (const auto& path : shot_paths) shots.push_back(taken.at(path));
+    if (shots.empty()) {
+      std::fprintf(stderr, "halfgrad-viewer: --screenshot %s: no runs found\n", screenshot.c_str());
+      return 1;
+    }
+  }
 
   // ---- 4. a window ---------------------------------------------------------------------
   const bool headless = !screenshot.empty() || measure_frames > 0;
@@ -326,40 +368,29 @@ int main(int argc, char** argv) {
   int rc = 0;
   if (headless) {
     // ---- 6. offscreen: a screenshot, or load and frame times --------------------------------
-    auto t0 = Clock::now();
-    app.load_all();
-    double load_s = seconds_since(t0);
-    // What a window would show in each panel's problem lines, and an incomplete last line.
-    for (const auto& r : app.runs)
-      for (const std::string& p : run_problems(r.data(), /*incomplete=*/true))
-        std::fprintf(stderr, "halfgrad-viewer: run %s (%s): %s\n", r.data().name.c_str(),
-                     r.data().dir.c_str(), p.c_str());
-    int64_t bytes = 0, lines = 0;
-    for (const auto& r : app.runs) bytes += r.reader->offset(), lines += r.data().lines;
-    // The pictures: one; or, with {run} in the name, one per run (those given with --run, else
-    // every run found), each run alone in the view and {run} replaced by its folder's name.
-    std::vector<int> shots{-1};  // -1: the view as the flags set it
-    if (screenshot.find("{run}") != std::string::npos) {
-      shots.clear();
-      for (const auto& key : run_keys) shots.push_back(app.find_run(key));
-      if (run_keys.empty())
-        for (size_t i = 0; i < app.runs.size(); ++i) shots.push_back(static_cast<int>(i));
-      if (shots.empty()) std::fprintf(stderr, "halfgrad-viewer: --screenshot %s: no runs found\n", screenshot.c_str()), rc = 1;
-    }
+    // Each picture reads the runs it shows and no others (App::load_view), so its time grows
+    // with what it shows, not with the runs found. What a window would show in each panel's
+    // problem lines, and an incomplete last line, go to stderr once per run read.
+    std::vector<char> reported(app.runs.size(), 0);
     try {
       Offscreen fb(width, height);
-      for (int shot : shots) {
-        std::string path = screenshot;
-        if (shot >= 0) {
-          app.show_only(shot);
-          const fs::path dir = fs::path(app.runs[shot].data().dir).lexically_normal();
-          path.replace(path.find("{run}"), 5, (dir.has_filename() ? dir : dir.parent_path()).filename().string());
-        }
+      for (size_t k = 0; k < shots.size(); ++k) {
+        const int shot = shots[k];
+        const std::string& path = shot_paths[k];
+        if (shot >= 0) app.show_only(shot);
+        auto t0 = Clock::now();
+        app.load_view();
+        double load_s = seconds_since(t0);
         std::vector<BitBox> boxes;
         std::vector<PlotBox> plots;
         const int warmup = 4;  // tables and windows size themselves over the first frames
         std::vector<double> ms, ui;  // whole frame; building the UI (ImGui, our code) alone
         for (int i = 0; i < warmup + std::max(0, measure_frames); ++i) {
+          if (i < warmup) {  // the runs the frame before listed (the Runs panel's rows, a legend)
+            auto l0 = Clock::now();
+            app.load_view();
+            load_s += seconds_since(l0);
+          }
           boxes.clear();
           plots.clear();
           app.bit_boxes = &boxes;
@@ -373,15 +404,24 @@ int main(int argc, char** argv) {
           fb.unbind();
           if (i >= warmup) ms.push_back(seconds_since(f0) * 1e3), ui.push_back(ui_ms);
         }
+        for (size_t r = 0; r < app.runs.size(); ++r) {
+          if (reported[r] || !app.runs[r].reader->polled()) continue;
+          reported[r] = 1;
+          const RunData& d = app.runs[r].data();
+          for (const std::string& p : run_problems(d, /*incomplete=*/true))
+            std::fprintf(stderr, "halfgrad-viewer: run %s (%s): %s\n", d.name.c_str(), d.dir.c_str(), p.c_str());
+        }
         if (measure_frames > 0) {
+          int64_t bytes = 0, lines = 0;
+          for (const auto& r : app.runs) bytes += r.reader->offset(), lines += r.data().lines;
           std::sort(ms.begin(), ms.end());
           std::sort(ui.begin(), ui.end());
           double sum = 0;
           for (double x : ms) sum += x;
-          std::printf("runs: %zu, %.1f MB, %lld lines; load %.2f s; panel %s at %dx%d: frame "
-                      "mean %.1f ms, median %.1f ms, max %.1f ms over %d frames (median %.1f ms "
+          std::printf("runs: %zu found, %zu read, %.1f MB, %lld lines; load %.2f s; panel %s at %dx%d: "
+                      "frame mean %.1f ms, median %.1f ms, max %.1f ms over %d frames (median %.1f ms "
                       "building the UI, the rest drawing); peak memory %.0f MB\n",
-                      app.runs.size(), bytes / 1e6, static_cast<long long>(lines), load_s,
+                      app.runs.size(), app.runs.read_count(), bytes / 1e6, static_cast<long long>(lines), load_s,
                       panel_id(app.panel), width, height, sum / ms.size(), ms[ms.size() / 2],
                       ms.back(), measure_frames, ui[ui.size() / 2], peak_memory_mb());
         }
@@ -413,8 +453,8 @@ int main(int argc, char** argv) {
     // ---- 7. the interactive loop --------------------------------------------------------
     while (!glfwWindowShouldClose(window)) {
       const double now = glfwGetTime();
-      bool loading = false;
-      for (const auto& r : app.runs) loading |= !r.reader->caught_up();
+      bool loading = app.runs.busy();  // the last poll stopped in the middle of a run
+      for (int i : app.shown_runs()) loading |= app.has_run(i) && !app.runs[i].reader->caught_up();
       if (now - app.last_scan > 2.0) {  // new run folders appear now and then
         app.scan();
         app.last_scan = now;

@@ -458,9 +458,13 @@ std::string run_name(const std::string& name, const std::string& dir) {
 
 }  // namespace
 
-RunReader::RunReader(std::string dir, int64_t memory_cap) : memory_cap_(memory_cap) {
+std::string run_folder_name(const std::string& dir) {
+  return run_name(run_folder(dir).filename().string(), dir);
+}
+
+RunReader::RunReader(std::string dir, int64_t memory_cap) : run_cap_(memory_cap), memory_cap_(memory_cap) {
   data_.dir = std::move(dir);
-  data_.name = run_name(run_folder(data_.dir).filename().string(), data_.dir);
+  data_.name = run_folder_name(data_.dir);
 }
 
 namespace {
@@ -491,9 +495,16 @@ void RunReader::read_run_json() {
   const fs::path p = fs::path(data_.dir) / "run.json";
   std::error_code ec;
   const fs::file_status st = fs::status(p, ec);
+  // What run.json holds counts toward the run's memory: nlohmann's tree of a JSON text takes
+  // a few times the text (about four for a run.json's short keys and values).
+  auto held_json = [&](int64_t bytes) {
+    data_.held_bytes += bytes - run_json_held_;
+    run_json_held_ = bytes;
+  };
   auto bad = [&](const std::string& why) {
     data_.run_json = nullptr;
     data_.run_json_error = why;
+    held_json(0);
   };
   data_.run_json_missing = !fs::exists(st);
   if (data_.run_json_missing) {
@@ -530,6 +541,7 @@ void RunReader::read_run_json() {
     return bad(fmt::format("{} nests deeper than {} levels", p.string(), kMaxRunJsonDepth));
   data_.run_json = std::move(j);
   data_.run_json_error.clear();
+  held_json(4 * static_cast<int64_t>(text.size()));
   // The two fields the viewer uses itself, checked like any event field.
   Fields f(data_.run_json);
   std::string name;
@@ -548,6 +560,7 @@ void RunReader::reset_events() {
   fresh.run_json_missing = data_.run_json_missing;
   fresh.synthetic = data_.synthetic;
   fresh.restarts = data_.restarts + 1;
+  fresh.held_bytes = run_json_held_;
   data_ = std::move(fresh);
   offset_ = read_pos_ = line_no_ = 0;
   pending_.clear();
@@ -598,12 +611,32 @@ void RunReader::feed(const char* p, const char* end) {
     pending_.clear();
     offset_ = read_pos_;
     p = nl + 1;
-    if (data_.held_bytes > memory_cap_) data_.stopped_at_line = line_no_ + 1;
+    if (data_.held_bytes > memory_cap_) {
+      data_.stopped_at_line = line_no_ + 1;
+      data_.stopped_at_share = memory_cap_ < run_cap_;
+      data_.stopped_share = std::max<int64_t>(0, memory_cap_);
+    }
   }
+}
+
+void RunReader::set_budget_share(int64_t bytes) {
+  memory_cap_ = std::min(bytes, run_cap_);
+  if (data_.stopped_at_line > 0 && data_.held_bytes < memory_cap_) {
+    data_.stopped_at_line = data_.stopped_share = 0;  // room again: the next poll reads on from offset_
+    data_.stopped_at_share = false;
+    caught_up_ = false;
+  }
+}
+
+void RunReader::unload() {
+  const uint64_t version = version_;
+  *this = RunReader(data_.dir, run_cap_);
+  version_ = version + 1;
 }
 
 bool RunReader::poll(int64_t max_bytes) {
   uint64_t before = version_;
+  polled_ = true;
   read_run_json();
   caught_up_ = true;
 
@@ -631,16 +664,17 @@ bool RunReader::poll(int64_t max_bytes) {
     return version_ != before;
   }
   in.seekg(read_pos_);
-  // Stream the new bytes through a 1 MiB buffer: memory stays flat however big the file.
+  // Stream the new bytes through a buffer of at most 1 MiB: memory stays flat however big the
+  // file. The buffer lives only while reading, so a thousand runs do not each keep one.
   int64_t budget = max_bytes;
   bool short_read = false;  // the file held less than its size said (truncated under us)
+  std::vector<char> chunk(static_cast<size_t>(std::min({kReadChunk, size - read_pos_, budget})));
   while (read_pos_ < size && budget > 0 && data_.stopped_at_line == 0 && !short_read) {
-    const int64_t n = std::min({kReadChunk, size - read_pos_, budget});
-    chunk_.resize(static_cast<size_t>(n));
-    in.read(chunk_.data(), n);
+    const int64_t n = std::min({int64_t(chunk.size()), size - read_pos_, budget});
+    in.read(chunk.data(), n);
     const int64_t got = in.gcount();
     short_read = got < n;
-    feed(chunk_.data(), chunk_.data() + got);
+    feed(chunk.data(), chunk.data() + got);
     budget -= got;
   }
   // Caught up: nothing more to read now (a short read counts: the next poll sees the size anew).
@@ -669,9 +703,13 @@ std::vector<std::string> run_problems(const RunData& d, bool incomplete) {
                               d.problems.empty() ? "?" : d.problems.front()));
   if (!d.run_json_error.empty() && !d.run_json_missing) out.push_back(d.run_json_error);
   if (!d.events_error.empty()) out.push_back(d.events_error);
-  if (d.stopped_at_line > 0)
+  if (d.stopped_at_line > 0 && !d.stopped_at_share)
     out.push_back(fmt::format("stopped reading at line {}: the events kept reached the viewer's "
                               "memory cap of {} MiB per run", d.stopped_at_line, kMaxHeldBytes >> 20));
+  else if (d.stopped_at_line > 0)
+    out.push_back(fmt::format("stopped reading at line {}: the runs shown filled the viewer's memory budget "
+                              "(this run's share: {:.1f} MiB); show fewer runs at once, or raise --memory-budget",
+                              d.stopped_at_line, d.stopped_share / 1048576.0));
   if (incomplete && d.pending_bytes > 0)
     out.push_back(fmt::format("an incomplete last line ({} bytes) was not read", d.pending_bytes));
   return out;
@@ -684,6 +722,36 @@ bool is_run_dir(const std::string& dir) {
   return fs::is_regular_file(fs::path(dir) / "run.json", ec) ||
          fs::is_regular_file(fs::path(dir) / "events.jsonl", ec);
 }
+
+namespace {
+
+// Numbers in names compared as numbers: rank2 before rank10, so the first runs of a job are
+// its first ranks (the Scale panel overlays the first runs found).
+bool natural_less(const std::string& a, const std::string& b) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (!digit(a[i]) || !digit(b[j])) {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i, ++j;
+      continue;
+    }
+    size_t i0 = i, j0 = j;  // a run of digits each: fewer significant digits is smaller
+    while (i0 < a.size() && a[i0] == '0') ++i0;
+    while (j0 < b.size() && b[j0] == '0') ++j0;
+    size_t i1 = i0, j1 = j0;
+    while (i1 < a.size() && digit(a[i1])) ++i1;
+    while (j1 < b.size() && digit(b[j1])) ++j1;
+    if (i1 - i0 != j1 - j0) return i1 - i0 < j1 - j0;
+    const int c = a.compare(i0, i1 - i0, b, j0, j1 - j0);
+    if (c != 0) return c < 0;
+    if (i1 - i != j1 - j) return i1 - i < j1 - j;  // equal values: fewer leading zeros first
+    i = i1, j = j1;
+  }
+  return a.size() - i < b.size() - j;
+}
+
+}  // namespace
 
 std::vector<std::string> list_run_dirs(const std::string& root) {
   std::vector<std::string> out;
@@ -699,7 +767,7 @@ std::vector<std::string> list_run_dirs(const std::string& root) {
     for (const auto& sub : fs::directory_iterator(e.path(), ec2))
       if (sub.is_directory(ec2) && is_run_dir(sub.path().string())) out.push_back(sub.path().string());
   }
-  std::sort(out.begin(), out.end());
+  std::sort(out.begin(), out.end(), natural_less);
   return out;
 }
 

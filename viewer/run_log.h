@@ -36,7 +36,9 @@
 //     regular file (a pipe would block), larger than kMaxRunJsonBytes or nested deeper than
 //     kMaxRunJsonDepth: `run_json_error` says which; run_json stays null.
 //   - events.jsonl got shorter than what was read (rewritten from scratch): read again from 0.
-//   - the events kept reach the memory cap: reading stops there (`stopped_at_line`).
+//   - the events kept reach the memory cap: reading stops there (`stopped_at_line`). The cap is
+//     kMaxHeldBytes, or less: the runs a viewer follows share one budget (viewer/run_set.h),
+//     which lowers a run's cap to its share and raises it again when there is room.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -74,6 +76,11 @@ inline constexpr int kMaxRunJsonDepth = 32;
 // The events one run keeps in memory (an estimate of their structs and arrays; vectors may
 // reserve up to twice it). A run that reaches it stops being read, and the panels say so.
 inline constexpr int64_t kMaxHeldBytes = int64_t(256) << 20;
+// The events all the runs a viewer follows keep together, by default (--memory-budget;
+// viewer/run_set.h): four runs at the cap above. The reader allocates about 1.4 times its
+// estimate (measured on the demo runs and chapter 12's), well under the 4 GB of address space
+// a small machine or a ulimit may give.
+inline constexpr int64_t kDefaultBudgetBytes = int64_t(1) << 30;
 }  // namespace limits
 
 // Binary exponents a histogram may span, and the range of a loss scale: those of the formats
@@ -187,8 +194,10 @@ struct RunData {
   int64_t pending_bytes = 0;  // an incomplete last line waiting for its end
   int64_t restarts = 0;       // times events.jsonl shrank and was read again from the start
   std::string events_error;   // events.jsonl exists but cannot be read (not a file, no access)
-  int64_t held_bytes = 0;     // estimate of the memory the events above take
+  int64_t held_bytes = 0;     // estimate of the memory the events above and run.json take
   int64_t stopped_at_line = 0;  // > 0: reading stopped before this line (memory cap reached)
+  bool stopped_at_share = false;  // it stopped at its share of a budget across runs, not at
+  int64_t stopped_share = 0;      // the cap per run; the share, in bytes
 };
 
 // The run's problems, one short sentence each, for the panels and the headless output:
@@ -200,6 +209,16 @@ class RunReader {
  public:
   // memory_cap: bytes of events to keep at most (tests pass a small one).
   explicit RunReader(std::string dir, int64_t memory_cap = limits::kMaxHeldBytes);
+
+  // The run's share of a budget across runs (viewer/run_set.h): the cap becomes the smaller of
+  // it and memory_cap. A run stopped at its share reads on from where it stopped once the share
+  // is above what it holds.
+  void set_budget_share(int64_t bytes);
+  // Forgets everything read (events and run.json), as if never polled: the next poll reads the
+  // folder from the start. version() still moves on, so no cache takes the new data for the old.
+  void unload();
+  // True once poll() was called (and not unloaded since).
+  bool polled() const { return polled_; }
 
   // Reads run.json (again) and whatever was appended to events.jsonl since the last call, at
   // most max_bytes of it (so a huge file loads over several frames without freezing the UI).
@@ -223,17 +242,19 @@ class RunReader {
   void reset_events();
 
   RunData data_;
-  int64_t memory_cap_;
+  int64_t run_cap_;     // the cap per run (the constructor's memory_cap)
+  int64_t memory_cap_;  // what reading stops at: run_cap_, or a smaller share of a budget
   int64_t offset_ = 0;     // bytes of events.jsonl consumed (complete lines only)
   int64_t read_pos_ = 0;   // bytes of events.jsonl read (offset_ + the line in progress)
   int64_t file_size_ = 0;  // size seen at the last poll
   int64_t line_no_ = 0;    // '\n'-ended lines seen, blank ones included: numbers problems
   std::string pending_;    // bytes after the last '\n' (at most kMaxLineBytes)
   bool skipping_ = false;  // inside a line longer than kMaxLineBytes: drop bytes until '\n'
-  std::vector<char> chunk_;  // the read buffer, reused
   bool caught_up_ = false;
+  bool polled_ = false;
   uint64_t version_ = 0;
   int64_t run_json_mtime_ = -1;
+  int64_t run_json_held_ = 0;  // the part of held_bytes that is run.json
 };
 
 // Parses and validates one line into `data` (exposed for tests). Returns false when the line
@@ -241,7 +262,13 @@ class RunReader {
 // unknown_types.
 bool parse_event_line(const std::string& line, RunData& data, std::string* why);
 
-// Folders under `root` that look like runs (have run.json or events.jsonl), sorted by name.
+// The name of a run folder: its own name, or "<job>/rank<k>" for one rank of a data-parallel
+// run (chapter 13's runs/<job>/rank<k>: "rank1" alone would not say which run). A RunReader
+// is named so until its run.json names it.
+std::string run_folder_name(const std::string& dir);
+
+// Folders under `root` that look like runs (have run.json or events.jsonl), sorted by name,
+// numbers in names as numbers (rank2 before rank10).
 // `root` itself is returned when it is a run folder. A folder under `root` that is not a run
 // but holds runs — chapter 13's runs/<name>/rank0, rank1, ... — gives those (one level down).
 std::vector<std::string> list_run_dirs(const std::string& root);

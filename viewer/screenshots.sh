@@ -4,12 +4,12 @@
 # OUT_DIR defaults to BUILD_DIR/screenshots, so a learner's git status stays clean;
 # `./lab screenshots --update-docs` passes docs/images to replace the committed pictures.
 #
-# The Gradients, Loss-scale, Runs, ranks and FP8 pictures are of REAL runs: chapters 06, 08,
-# 09, 10, 13 and 14 train the MLP briefly on a slice of FashionMNIST (the commands are below;
-# together well under a minute on an idle 2-core machine). Three pictures stay SYNTHETIC DEMO DATA (--make-demo-runs,
-# labelled in red on the picture) because no short real run shows what they show: gradients
-# that underflow FP16 (the MLP's sit above 2^-24), PyTorch's growth interval of 2000 steps
-# over thousands of steps, and memory events (no chapter here logs them yet).
+# The Gradients, Loss-scale, Runs, ranks, Memory and FP8 pictures are of REAL runs: chapters
+# 06, 08, 09, 10, 13 and 14 train the MLP briefly on a slice of FashionMNIST, chapter 12 its GPT
+# for 40 steps (the commands are below; together well under a minute on an idle 2-core
+# machine). Two pictures stay SYNTHETIC DEMO DATA (--make-demo-runs, labelled in red on the
+# picture) because no short real run shows what they show: gradients that underflow FP16 (the
+# MLP's sit above 2^-24), and PyTorch's growth interval of 2000 steps over thousands of steps.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
@@ -18,7 +18,7 @@ L="$BUILD/lessons"
 OUT="${2:-$BUILD/screenshots}"
 [ -x "$V" ] || { echo "screenshots: $V is missing (build with the viewer: see ./lab build)" >&2; exit 1; }
 command -v xvfb-run >/dev/null || { echo "screenshots: xvfb-run is missing (apt-get install xvfb xauth)" >&2; exit 1; }
-for n in 06 08 09 10 14; do
+for n in 06 08 09 10 12 14; do
   [ -x "$L/lesson_$n" ] || { echo "screenshots: $L/lesson_$n is missing (./lab build builds it)" >&2; exit 1; }
 done
 mkdir -p "$OUT"
@@ -44,6 +44,14 @@ real "$L/lesson_06" --only fp16 --lr 0.001 --momentum 0 --limit-train 5000 --epo
 mkdir -p "$REAL/fp8"
 (cd "$REAL/fp8" && "$L/lesson_14" --sections train --runs delayed --limit-train 1920 --batch-size 32 \
    --limit-test 500 --threads 2 --run-name shot | grep -E '^(run|delayed) ')
+
+# Chapter 12: the GPT's memory events, the README's 40 steps ("Where the memory goes"). A given
+# peak (--peak-gflops, which only sets the MFU it prints) and no sample save the seconds of
+# measuring the machine and of generating text; the memory events are the same bits. In a
+# folder of its own, as chapter 14's.
+mkdir -p "$REAL/gpt"
+(cd "$REAL/gpt" && "$L/lesson_12" --steps 40 --warmup 10 --eval-every 40 --threads 2 --peak-gflops 300 \
+   --sample-chars 0 | grep -E '^(memory on|RESULT)')
 
 # Chapter 13 (an MPI build): two ranks, each logging its own runs/shot_13/rank<k>/, three
 # epochs of 10000 images; the Loss-scale panel overlays the ranks' losses. In a folder of its
@@ -73,6 +81,7 @@ rshot --screenshot "$OUT/viewer_runs.png" --panel runs runs --run runs/shot_dyna
 [ "$have_13" -eq 0 ] || (cd "$REAL/dp" && shot --screenshot "$OUT/viewer_ranks.png" --panel scale runs/shot_13 --size 1280x800)
 (cd "$REAL/fp8" && shot --screenshot "$OUT/viewer_fp8_delayed.png" --panel fp8 --run runs/shot_delayed \
                        --tensor fc1.dy --size 1280x800)
+(cd "$REAL/gpt" && shot --screenshot "$OUT/viewer_memory.png" --panel memory --run runs/12_gpt_fp32 --size 1280x800)
 
 # ---- 2. the Bits panel (no run needed) --------------------------------------------------
 shot --screenshot "$OUT/viewer_bits.png"      --panel bits --value 0.1 --size 1280x800
@@ -85,6 +94,4 @@ rm -rf "$DEMO"
 shot --screenshot "$OUT/viewer_gradients_demo_underflow.png" --panel gradients \
      --run "$DEMO/demo_fp16_naive" --param conv1.weight --step 5000 --size 1280x800
 shot --screenshot "$OUT/viewer_scale_demo.png" --panel scale "$DEMO" --size 1280x800
-# The Memory panel, until a chapter's real run logs memory events.
-shot --screenshot "$OUT/viewer_memory_demo.png" --panel memory --run "$DEMO/demo_fp32" --size 1280x800
 ls -l "$OUT"/viewer_*.png

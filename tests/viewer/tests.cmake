@@ -2,15 +2,21 @@
 #
 # test_viewer_run_log    the run-log reader, its validation of every field, and the synthetic
 #                        demo runs (doctest).
+# test_viewer_run_set    the runs followed under one memory budget: read when shown, unloaded
+#                        when shown least recently, stopped at a share, file stems (doctest).
 # test_viewer_plot_math  ranges, ticks and the heat map's cells for any input (doctest).
-#                        Both need no display and no GL, so they are built even when the viewer is not.
+#                        The three need no display and no GL, so they are built even when the
+#                        viewer is not.
 # viewer_screenshots     headless screenshots under xvfb-run, checked by viewer_png_check.
 # viewer_bad_runs        a corpus of damaged run folders (make_bad_runs.sh) rendered headless
 #                        under a time and a memory limit: no crash, no hang, corrupt lines reported.
-#                        Both exit 77 (skipped, never passed) when xvfb-run or the viewer is missing.
+# viewer_many_runs       4000 run folders (runs/x/rank<k>) under a memory and a time limit: each
+#                        panel reads only what it shows; {run} in --screenshot names each rank's
+#                        picture apart and refuses two runs in one file.
+#                        The three exit 77 (skipped, never passed) when xvfb-run or the viewer is missing.
 set(_hg_tdir ${CMAKE_CURRENT_LIST_DIR})
 
-foreach(_hg_t run_log plot_math)
+foreach(_hg_t run_log run_set plot_math)
   add_executable(test_viewer_${_hg_t} ${_hg_tdir}/test_${_hg_t}.cpp)
   target_link_libraries(test_viewer_${_hg_t} PRIVATE hg_viewer_core hg_doctest_main hg_warnings)
   hg_test_O1(test_viewer_${_hg_t})
@@ -38,3 +44,8 @@ add_test(NAME viewer_bad_runs
          COMMAND bash ${_hg_tdir}/bad_runs_test.sh "${_hg_viewer_exe}"
                  $<TARGET_FILE:viewer_png_check> ${CMAKE_CURRENT_BINARY_DIR}/viewer_bad_runs)
 set_tests_properties(viewer_bad_runs PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240)
+
+add_test(NAME viewer_many_runs
+         COMMAND bash ${_hg_tdir}/many_runs_test.sh "${_hg_viewer_exe}"
+                 $<TARGET_FILE:viewer_png_check> ${CMAKE_CURRENT_BINARY_DIR}/viewer_many_runs)
+set_tests_properties(viewer_many_runs PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180)

@@ -2,7 +2,7 @@
 #include "viewer/app/app.h"
 
 #include <algorithm>
-#include <chrono>
+#include <cmath>
 #include <filesystem>
 
 #include "viewer/app/widgets.h"
@@ -24,44 +24,62 @@ const char* panel_id(Panel p) {
 }
 
 void App::scan() {
-  for (const auto& root : roots) {
-    for (const auto& dir : list_run_dirs(root)) {
-      bool known = std::any_of(runs.begin(), runs.end(),
-                               [&](const RunSlot& r) { return r.data().dir == dir; });
-      if (known) continue;
-      RunSlot slot;
-      slot.reader = std::make_unique<RunReader>(dir);
-      slot.color = run_color(static_cast<int>(runs.size()));
-      runs.push_back(std::move(slot));
-    }
+  const size_t added = runs.scan(roots);
+  for (size_t i = runs.size() - added; i < runs.size(); ++i) {
+    runs[i].color = run_color(static_cast<int>(i));
+    runs[i].overlay = i < kFirstRuns;
   }
 }
 
-bool App::poll(double seconds) {
-  using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-  bool changed = false;
-  for (auto& r : runs) {
-    do changed |= r.reader->poll(256 << 10);
-    while (!r.reader->caught_up() && Clock::now() < deadline);
-    if (Clock::now() >= deadline) break;
+std::vector<int> App::shown_runs() const {
+  std::vector<int> out;
+  switch (panel) {
+    case Panel::Bits: break;
+    case Panel::Gradients: out = {grads.run}; break;
+    case Panel::Memory: out = {memory.run}; break;
+    case Panel::Fp8: out = {fp8.run}; break;
+    case Panel::Runs: out = {runs_selected}; break;
+    case Panel::Scale:
+      for (size_t i = 0; i < runs.size(); ++i)
+        if (runs[i].overlay) out.push_back(static_cast<int>(i));
+      break;
   }
-  return changed;
+  out.insert(out.end(), listed.begin(), listed.end());
+  return out;
 }
 
-void App::load_all() {
-  scan();
-  for (auto& r : runs)
-    do r.reader->poll(); while (!r.reader->caught_up());
+const char* App::reading(int i) const {
+  if (!has_run(i) || runs[i].reader->caught_up()) return "";
+  return runs[i].reader->polled() ? " yet (it is still being read)" : " yet (it has not been read)";
+}
+
+bool App::poll(double seconds) { return runs.poll(shown_runs(), seconds, /*background=*/true); }
+
+void App::load_view() {
+  int* pick = panel == Panel::Gradients ? &grads.run
+            : panel == Panel::Memory    ? &memory.run
+            : panel == Panel::Fp8       ? &fp8.run : nullptr;
+  for (size_t i = 0; pick && *pick < 0 && i < std::min(runs.size(), kFirstRuns); ++i) {
+    runs.poll({static_cast<int>(i)}, INFINITY, /*background=*/false);
+    const RunData& d = runs[i].data();
+    const bool has = panel == Panel::Gradients ? !d.grads.empty()
+                   : panel == Panel::Memory    ? !d.memory.empty() : !d.fp8.empty();
+    if (has) *pick = static_cast<int>(i);
+  }
+  runs.poll(shown_runs(), INFINITY, /*background=*/false);
 }
 
 int App::find_run(const std::string& key) const {
-  std::string norm = fs::path(key).lexically_normal().string();
-  while (norm.size() > 1 && norm.back() == '/') norm.pop_back();
+  // A folder in one spelling: runs/a, ./runs/a/ and /abs/runs/a are one run.
+  auto spelled = [](const std::string& dir) {
+    std::error_code ec;
+    fs::path p = fs::absolute(dir, ec).lexically_normal();
+    return p.filename().empty() ? p.parent_path() : p;
+  };
+  const fs::path folder = spelled(key);
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& d = runs[i].data();
-    if (d.name == key || fs::path(d.dir).lexically_normal().string() == norm ||
-        fs::path(d.dir).filename().string() == key)
+    if (d.name == key || spelled(d.dir) == folder || fs::path(d.dir).filename().string() == key)
       return static_cast<int>(i);
   }
   return -1;
@@ -72,6 +90,21 @@ void App::show_only(int i) {
   for (size_t k = 0; k < runs.size(); ++k) runs[k].overlay = static_cast<int>(k) == i;
 }
 
+void draw_budget_line(const App& app) {
+  const size_t held_back = app.runs.held_back();
+  if (held_back == 0) return;
+  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(250, 170, 60, 255));
+  ImGui::TextWrapped("%zu runs found, %zu read, holding %.0f MiB of events; the memory budget is %.0f MiB "
+                     "(--memory-budget). For lack of room, %zu %s not read or not in full.",
+                     app.runs.size(), app.runs.read_count(), double(app.runs.held()) / 1048576.0,
+                     double(app.runs.budget()) / 1048576.0, held_back, held_back == 1 ? "run is" : "runs are");
+  ImGui::PopStyleColor();
+  help_marker("All runs share one memory budget (docs/viewer.md, \"Many runs\"). A run is read when a "
+              "panel shows it (in the Scale panel: the ticked runs); the window reads the others in "
+              "turn while there is room. When a run shown needs room, the run shown least recently "
+              "is unloaded, and read again when a panel shows it again.");
+}
+
 void draw_app(App& app) {
   // One window filling the viewport; the panels are its tabs (big targets on a projector).
   const ImGuiViewport* vp = ImGui::GetMainViewport();
@@ -80,6 +113,7 @@ void draw_app(App& app) {
   ImGui::Begin("halfgrad viewer", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+  app.listed.clear();  // the panel drawn below lists its own
   if (ImGui::BeginTabBar("panels")) {
     struct Tab {
       Panel p;

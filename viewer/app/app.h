@@ -10,19 +10,12 @@
 
 #include "framework/dtype/float_format.h"
 #include "viewer/run_log.h"
+#include "viewer/run_set.h"
 
 namespace hg::viewer {
 
 enum class Panel { Bits, Gradients, Scale, Memory, Fp8, Runs };
 const char* panel_id(Panel p);  // "bits" "gradients" "scale" "memory" "fp8" "runs"
-
-// One run being followed (its file is re-read as it grows).
-struct RunSlot {
-  std::unique_ptr<RunReader> reader;
-  bool overlay = true;  // drawn in the Scale panel's overlays
-  ImU32 color = 0;      // its colour in every legend
-  const RunData& data() const { return reader->data(); }
-};
 
 // Where the Bits panel drew each bit box, in framebuffer pixels. Screenshot mode writes it
 // next to the PNG (--layout-json) so the tests can sample the boxes' colours.
@@ -72,9 +65,14 @@ struct PlotBox {
   ImVec2 min, max;
 };
 
+// The first runs found, up to this many, are the ones the Scale panel overlays by default, and
+// those a picture with no run picked looks through for one with its panel's events: past it a
+// legend of every run would fill the panel, and reading them all could take minutes.
+inline constexpr size_t kFirstRuns = 64;
+
 struct App {
   std::vector<std::string> roots;  // folders the user named: runs/ or single run folders
-  std::vector<RunSlot> runs;
+  RunSet runs;                     // every run found, and what of them is read (run_set.h)
   Panel panel = Panel::Bits;
   bool select_panel = true;        // make the tab bar switch to `panel` on the next frame
   float ui_scale = 1.0f;
@@ -83,6 +81,8 @@ struct App {
   MemoryState memory;
   Fp8State fp8;
   int runs_selected = 0;           // Runs panel
+  std::vector<int> listed;         // runs the last frame listed with what their files say (the
+                                   // Runs panel's rows, the Scale panel's legend): read as if shown
   bool follow = true;              // re-read growing runs
   std::vector<BitBox>* bit_boxes = nullptr;  // set in screenshot mode: record bit boxes
   std::vector<PlotBox>* plot_boxes = nullptr;  // ... and plot rectangles
@@ -90,11 +90,21 @@ struct App {
 
   // Finds run folders under the roots (new ones are added, none removed).
   void scan();
-  // Reads what was appended to every run, in 256 KB pieces, for at most `seconds`: a huge
-  // run then loads over many frames while the window keeps answering.
+  // The runs the current panel shows (the Scale panel's overlays, the run picked in the
+  // others; none in Bits), and those the last frame listed.
+  std::vector<int> shown_runs() const;
+  bool has_run(int i) const { return i >= 0 && static_cast<size_t>(i) < runs.size(); }
+  // "" when run i is read to its end, else why its events may still come: " yet (it is still
+  // being read)", " yet (it has not been read)". For a panel's "RUN: no memory events%s."
+  const char* reading(int i) const;
+  // The window: reads the runs shown, then the others in turn while the memory budget has
+  // room, for at most `seconds`: a huge run then loads over many frames while the window keeps
+  // answering.
   bool poll(double seconds);
-  // Blocks until every run is read to its end (screenshots and measurements).
-  void load_all();
+  // Screenshots and measurements: reads the runs the view shows, to their end, and no others.
+  // A panel with no run picked shows the first run with its events: the first kFirstRuns runs
+  // are read in order until one has them.
+  void load_view();
   // Index of the run whose folder or name is `key`, else -1.
   int find_run(const std::string& key) const;
   // Shows run i alone: selected in the Gradients, Memory, FP8 and Runs panels, the only overlay
@@ -107,6 +117,9 @@ struct App {
 bool bits_set_text(BitsState& s, const std::string& text, const FloatFormat& hex_format);
 
 void draw_app(App& app);  // the whole window: a tab per panel
+// A line when the memory budget keeps runs from being read (run_set.h): how many runs were
+// found and read, what they hold, and why the others are not. Nothing when it does not.
+void draw_budget_line(const App& app);
 void draw_bits_panel(App& app);
 void draw_gradients_panel(App& app);
 void draw_scale_panel(App& app);

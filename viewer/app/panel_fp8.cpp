@@ -94,21 +94,24 @@ const std::map<std::string, Fp8Summary>& summaries(const RunSlot& slot) {
 // The run with fp8_scale events that is selected; -1 (and a paragraph saying how to make one)
 // when no run has them.
 int pick_run(App& app) {
+  draw_budget_line(app);
   Fp8State& s = app.fp8;
   std::vector<int> with_fp8;
   for (size_t i = 0; i < app.runs.size(); ++i)
     if (!app.runs[i].data().fp8.empty()) with_fp8.push_back(static_cast<int>(i));
-  if (with_fp8.empty()) {
-    ImGui::TextWrapped("No run with fp8_scale events yet. Chapter 14's FP8 training runs write one per "
-                       "FP8 tensor and step; for example");
-    ImGui::TextUnformatted("    ./lab lesson 14 --sections train --runs delayed --limit-train 2000");
-    ImGui::TextWrapped("writes runs/14_fp8_delayed/ (lessons/14_fp8/README.md, section 5), and ./lab view "
-                       "shows it here. Synthetic demo data for this panel: halfgrad-viewer "
-                       "--make-demo-runs DIR --demo-modes fp8_delayed.");
-    for (const RunSlot& r : app.runs) run_problems_lines(r.data());  // perhaps why
-    return -1;
+  if (!app.has_run(s.run)) {  // none picked: the first run read that has fp8_scale events
+    if (with_fp8.empty()) {
+      ImGui::TextWrapped("No run with fp8_scale events yet. Chapter 14's FP8 training runs write one per "
+                         "FP8 tensor and step; for example");
+      ImGui::TextUnformatted("    ./lab lesson 14 --sections train --runs delayed --limit-train 2000");
+      ImGui::TextWrapped("writes runs/14_fp8_delayed/ (lessons/14_fp8/README.md, section 5), and ./lab view "
+                         "shows it here. Synthetic demo data for this panel: halfgrad-viewer "
+                         "--make-demo-runs DIR --demo-modes fp8_delayed.");
+      for (const RunSlot& r : app.runs) run_problems_lines(r.data());  // perhaps why
+      return -1;
+    }
+    s.run = with_fp8[0];
   }
-  if (std::find(with_fp8.begin(), with_fp8.end(), s.run) == with_fp8.end()) s.run = with_fp8[0];
   const float fs = ImGui::GetFontSize();
   ImGui::SetNextItemWidth(fs * 13);
   if (ImGui::BeginCombo("run", app.runs[s.run].data().name.c_str())) {
@@ -118,6 +121,12 @@ int pick_run(App& app) {
   }
   help_marker("A run folder with fp8_scale events (docs/run-log.md): chapter 14's FP8 runs. The BF16 "
               "baseline casts nothing to FP8 and is not listed.");
+  const RunData& run = app.runs[s.run].data();
+  if (run.fp8.empty()) {  // the run picked stays picked: the panel says what it lacks
+    ImGui::TextWrapped("%s: no fp8_scale events%s.", run.name.c_str(), app.reading(s.run));
+    run_problems_lines(run);
+    return -1;
+  }
   return s.run;
 }
 

@@ -90,18 +90,20 @@ double log2_scale(const GradHist& h) {
 // ---- pickers ----------------------------------------------------------------------------
 
 bool draw_pickers(App& app, int& run_index, const std::vector<GradHist>*& hists, int& index) {
+  draw_budget_line(app);
   GradientsState& g = app.grads;
   std::vector<int> with_grads;
   for (size_t i = 0; i < app.runs.size(); ++i)
     if (!app.runs[i].data().grads.empty()) with_grads.push_back(static_cast<int>(i));
-  if (with_grads.empty()) {
-    ImGui::TextWrapped("No run with gradient histograms (grad_hist events) yet. Open a run "
-                       "folder, or make synthetic demo runs with --make-demo-runs runs/.");
-    for (const RunSlot& r : app.runs) run_problems_lines(r.data());  // perhaps why
-    return false;
-  }
-  if (std::find(with_grads.begin(), with_grads.end(), g.run) == with_grads.end())
+  if (!app.has_run(g.run)) {  // none picked: the first run read that has histograms
+    if (with_grads.empty()) {
+      ImGui::TextWrapped("No run with gradient histograms (grad_hist events) yet. Open a run "
+                         "folder, or make synthetic demo runs with --make-demo-runs runs/.");
+      for (const RunSlot& r : app.runs) run_problems_lines(r.data());  // perhaps why
+      return false;
+    }
     g.run = with_grads[0];
+  }
   run_index = g.run;
   const RunData& run = app.runs[run_index].data();
   const float fs = ImGui::GetFontSize();
@@ -114,6 +116,12 @@ bool draw_pickers(App& app, int& run_index, const std::vector<GradHist>*& hists,
   }
   help_marker("A run folder with grad_hist events (docs/run-log.md). Runs are listed in the "
               "Runs panel.");
+  if (run.grads.empty()) {  // the run picked stays picked: the panel says what it lacks
+    ImGui::TextWrapped("%s: no gradient histograms (grad_hist events)%s.", run.name.c_str(),
+                       app.reading(g.run));
+    run_problems_lines(run);
+    return false;
+  }
   if (param_hists(run, g.param) == nullptr) g.param = run.params.front();
   ImGui::SameLine();
   ImGui::SetNextItemWidth(fs * 11);

@@ -54,18 +54,21 @@ double byte_tick_step(double top) {
 // The selected run's points for the selected device; nullptr (and a line saying why) when no
 // run logged memory.
 const std::vector<MemoryPoint>* draw_pickers(App& app) {
+  draw_budget_line(app);
   MemoryState& m = app.memory;
   std::vector<int> with_memory;
   for (size_t i = 0; i < app.runs.size(); ++i)
     if (!app.runs[i].data().memory.empty()) with_memory.push_back(static_cast<int>(i));
-  if (with_memory.empty()) {
-    ImGui::TextWrapped("No run with memory events yet. A training program logs one per step "
-                       "with hg::memory::log_memory (framework/memory/report.h); the synthetic "
-                       "demo runs (--make-demo-runs runs/) have them too.");
-    for (const RunSlot& r : app.runs) run_problems_lines(r.data());  // perhaps why
-    return nullptr;
+  if (!app.has_run(m.run)) {  // none picked: the first run read that has memory events
+    if (with_memory.empty()) {
+      ImGui::TextWrapped("No run with memory events yet. A training program logs one per step "
+                         "with hg::memory::log_memory (framework/memory/report.h); chapter 12 "
+                         "does, and so do the synthetic demo runs (--make-demo-runs runs/).");
+      for (const RunSlot& r : app.runs) run_problems_lines(r.data());  // perhaps why
+      return nullptr;
+    }
+    m.run = with_memory[0];
   }
-  if (std::find(with_memory.begin(), with_memory.end(), m.run) == with_memory.end()) m.run = with_memory[0];
   const RunData& run = app.runs[m.run].data();
   const float fs = ImGui::GetFontSize();
   ImGui::SetNextItemWidth(fs * 13);
@@ -75,6 +78,11 @@ const std::vector<MemoryPoint>* draw_pickers(App& app) {
     ImGui::EndCombo();
   }
   help_marker("A run folder with memory events (docs/run-log.md). Runs are listed in the Runs panel.");
+  if (run.memory.empty()) {  // the run picked stays picked: the panel says what it lacks
+    ImGui::TextWrapped("%s: no memory events%s.", run.name.c_str(), app.reading(m.run));
+    run_problems_lines(run);
+    return nullptr;
+  }
   if (!run.memory.count(m.device)) m.device = run.memory.begin()->first;
   for (const auto& [device, points] : run.memory) {
     ImGui::SameLine();

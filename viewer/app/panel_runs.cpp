@@ -15,7 +15,9 @@ namespace hg::viewer {
 
 namespace {
 
-const char* status_of(const RunData& d) {
+const char* status_of(const RunSlot& slot) {
+  const RunData& d = slot.data();
+  if (!slot.reader->polled()) return slot.unloaded ? "unloaded" : "not read";
   if (!d.end_status.empty()) return d.end_status.c_str();
   if (d.run_json.is_object() && d.run_json.contains("status") && d.run_json["status"].is_string())
     return d.run_json["status"].get_ref<const std::string&>().c_str();
@@ -110,23 +112,29 @@ void draw_runs_panel(App& app) {
                        "--make-demo-runs runs/");
     return;
   }
-  if (app.runs_selected < 0 || app.runs_selected >= static_cast<int>(app.runs.size()))
-    app.runs_selected = 0;
+  if (!app.has_run(app.runs_selected)) app.runs_selected = 0;
+  draw_budget_line(app);
 
   // The status column starts after the longest name, so a long name never runs into it.
   float name_w = fs * 10;
   for (const auto& r : app.runs) name_w = std::max(name_w, ImGui::CalcTextSize(r.data().name.c_str()).x);
   const float status_x = name_w + fs * 1.5f;
   ImGui::BeginChild("list", ImVec2(std::min(status_x + fs * 6, fs * 30), 0), true);
-  for (size_t i = 0; i < app.runs.size(); ++i) {
-    const RunData& d = app.runs[i].data();
-    ImGui::PushStyleColor(ImGuiCol_Text, app.runs[i].color);
-    std::string label = fmt::format("{}##{}", d.name, i);
-    if (ImGui::Selectable(label.c_str(), app.runs_selected == static_cast<int>(i)))
-      app.runs_selected = static_cast<int>(i);
-    ImGui::PopStyleColor();
-    ImGui::SameLine(status_x);
-    ImGui::TextDisabled("%s%s", status_of(d), run_problems(d).empty() ? "" : " !");
+  // Only the rows in view are drawn (thousands of runs cost what a screenful does); their runs
+  // are read as if shown, so each row can say how its run ended.
+  ImGuiListClipper rows;
+  rows.Begin(static_cast<int>(app.runs.size()));
+  while (rows.Step()) {
+    for (int i = rows.DisplayStart; i < rows.DisplayEnd; ++i) {
+      const RunSlot& slot = app.runs[i];
+      app.listed.push_back(i);
+      ImGui::PushStyleColor(ImGuiCol_Text, slot.color);
+      std::string label = fmt::format("{}##{}", slot.data().name, i);
+      if (ImGui::Selectable(label.c_str(), app.runs_selected == i)) app.runs_selected = i;
+      ImGui::PopStyleColor();
+      ImGui::SameLine(status_x);
+      ImGui::TextDisabled("%s%s", status_of(slot), run_problems(slot.data()).empty() ? "" : " !");
+    }
   }
   ImGui::EndChild();
   ImGui::SameLine();

@@ -29,13 +29,39 @@ struct XRange {
 
 // ---- legend -----------------------------------------------------------------------------
 
+// Up to kFirstRuns runs: a checkbox each. Beyond, the ticked runs' checkboxes, a line
+// saying how many of how many, and a list to tick more from (only its rows in view are drawn).
 void draw_legend(App& app) {
-  ImGui::TextUnformatted("runs:");
-  help_marker("Tick the runs to overlay. The colour of a run is the same in every plot. Runs "
-              "come from the folders given on the command line (default runs/).");
+  const bool many = app.runs.size() > kFirstRuns;
+  std::vector<size_t> in_legend;
+  for (size_t i = 0; i < app.runs.size(); ++i)
+    if (!many || app.runs[i].overlay) in_legend.push_back(i);
+  if (many) {
+    ImGui::Text("overlaying %zu of %zu runs:", in_legend.size(), app.runs.size());
+    help_marker("With more runs than fit one legend, the first ones found are ticked. Tick more "
+                "in the list to the right (each one is read when ticked), untick here.");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+    if (ImGui::BeginCombo("##more", "tick another run")) {
+      ImGuiListClipper rows;
+      rows.Begin(static_cast<int>(app.runs.size()));
+      while (rows.Step())
+        for (int i = rows.DisplayStart; i < rows.DisplayEnd; ++i) {
+          ImGui::PushID(i);
+          ImGui::Checkbox(app.runs[i].data().name.c_str(), &app.runs[i].overlay);
+          ImGui::PopID();
+        }
+      ImGui::EndCombo();
+    }
+  } else {
+    ImGui::TextUnformatted("runs:");
+    help_marker("Tick the runs to overlay. The colour of a run is the same in every plot. Runs "
+                "come from the folders given on the command line (default runs/).");
+  }
   bool any_synthetic = false;
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  for (size_t i = 0; i < app.runs.size(); ++i) {
+  for (size_t i : in_legend) {
+    app.listed.push_back(static_cast<int>(i));  // its label says its precision, from run.json
     RunSlot& r = app.runs[i];
     std::string label = r.data().name;
     const auto& rj = r.data().run_json;
@@ -192,18 +218,31 @@ void draw_loss_scale(App& app, XRange xr, ImVec2 size) {
                               IM_COL32(255, 70, 60, 255));
     }
   }
-  // skipped steps per run, in the run's colour, top right
+  // skipped steps per run, in the run's colour, top right; as many lines as the plot holds,
+  // the last saying how many runs are left out
+  std::vector<const RunSlot*> with_scale;
+  for (const auto& r : app.runs)
+    if (r.overlay && !r.data().loss_scale.empty()) with_scale.push_back(&r);
+  const float line_h = ImGui::GetFontSize() + 2;
+  const size_t fit = static_cast<size_t>(std::max(1.0f, (f.p1.y - f.p0.y - 8) / line_h));
   float ty = f.p0.y + 4;
-  for (const auto& r : app.runs) {
-    if (!r.overlay || r.data().loss_scale.empty()) continue;
-    int64_t n = 0;
-    for (const auto& p : r.data().loss_scale) n += p.skipped;
-    std::string t = fmt::format("{}: {} skipped", r.data().name, n);
+  for (size_t k = 0; k < with_scale.size() && k < fit; ++k) {
+    const RunSlot& r = *with_scale[k];
+    std::string t;
+    ImU32 color = r.color;
+    if (k + 1 == fit && with_scale.size() > fit) {
+      t = fmt::format("and {} more runs", with_scale.size() - k);
+      color = ImGui::GetColorU32(ImGuiCol_Text);
+    } else {
+      int64_t n = 0;
+      for (const auto& p : r.data().loss_scale) n += p.skipped;
+      t = fmt::format("{}: {} skipped", r.data().name, n);
+    }
     const ImVec2 ts = ImGui::CalcTextSize(t.c_str()), at = {f.p1.x - ts.x - 6, ty};
     // on a dark box: the counts sit over the lines they describe
     f.dl->AddRectFilled({at.x - 4, at.y - 1}, {at.x + ts.x + 3, at.y + ts.y + 1}, IM_COL32(10, 10, 14, 215), 3);
-    f.dl->AddText(at, r.color, t.c_str());
-    ty += ImGui::GetFontSize() + 2;
+    f.dl->AddText(at, color, t.c_str());
+    ty += line_h;
   }
   end_plot(f);
   help_marker("The number the loss is multiplied by before backward, so small gradients stay "
@@ -285,9 +324,19 @@ void draw_scale_panel(App& app) {
                        "runs with: halfgrad-viewer --make-demo-runs runs/");
     return;
   }
+  draw_budget_line(app);
   draw_legend(app);
-  for (const auto& r : app.runs)
-    if (r.overlay) run_problems_lines(r.data());
+  // The problems of the first few runs overlaid that have any; a line for the rest, so that
+  // many runs in trouble do not push the plots off the panel.
+  constexpr size_t kProblemRuns = 4;
+  size_t in_trouble = 0;
+  for (const auto& r : app.runs) {
+    if (!r.overlay || run_problems(r.data()).empty()) continue;
+    if (++in_trouble <= kProblemRuns) run_problems_lines(r.data());
+  }
+  if (in_trouble > kProblemRuns)
+    ImGui::TextColored(ImVec4(1.0f, 0.59f, 0.39f, 1.0f),
+                       "and %zu more runs with problems (the Runs panel marks them with !)", in_trouble - kProblemRuns);
   XRange xr;
   for (const auto& r : app.runs)
     if (r.overlay) xr.x1 = std::max(xr.x1, double(r.data().max_step + 1));

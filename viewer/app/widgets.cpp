@@ -64,20 +64,28 @@ PlotFrame begin_plot(const char* id, ImVec2 size, double x0, double x1, double y
   ImDrawList* dl = ImGui::GetWindowDrawList();
   PlotFrame f;
   f.dl = dl;
-  f.p0 = {outer0.x + fs * 3.6f, outer0.y + fs * (y_title && *y_title ? 1.3f : 0.4f)};
-  f.p1 = {outer0.x + size.x - fs * 0.6f, outer0.y + size.y - fs * (x_title && *x_title ? 2.6f : 1.5f)};
+  f.p0.y = outer0.y + fs * (y_title && *y_title ? 1.3f : 0.4f);
+  f.p1.y = outer0.y + size.y - fs * (x_title && *x_title ? 2.6f : 1.5f);
   f.x0 = x0, f.x1 = x1, f.y0 = y0, f.y1 = y1;
 
-  const ImU32 grid = IM_COL32(255, 255, 255, 28), text = ImGui::GetColorU32(ImGuiCol_Text);
-  dl->AddRectFilled(f.p0, f.p1, IM_COL32(kPlotBackground.r, kPlotBackground.g, kPlotBackground.b, 255));
   // As many ticks as labels fit; a fixed step (binades) is widened when it would give more.
-  const int x_fit = std::clamp(int((f.p1.x - f.p0.x) / (fs * 3)), 2, kMaxTicks);
   const int y_fit = std::clamp(int((f.p1.y - f.p0.y) / (fs * 1.2f)), 2, kMaxTicks);
-  if (x_step > 0) x_step = fit_step(x_step, x1 - x0, x_fit);
-  else x_step = nice_step(x1 - x0, std::max(2, int((f.p1.x - f.p0.x) / (fs * 6))));
   if (y_step > 0) y_step = fit_step(y_step, y1 - y0, y_fit);
   else if (y_step != kLog10Ticks) y_step = nice_step(y1 - y0, std::max(2, int((f.p1.y - f.p0.y) / (fs * 2.5f))));
   // The tick positions are computed (and capped) first: the loops below cannot run away.
+  const std::vector<double> y_ticks = y_step == kLog10Ticks ? log10_ticks(y0, y1) : linear_ticks(y0, y1, y_step);
+  // The labels of the y axis decide the left margin: 3.6 font sizes, or more for wide ones
+  // ("80.0 MiB").
+  float label_w = fs * 3.6f - 4;
+  for (double y : y_ticks) label_w = std::max(label_w, ImGui::CalcTextSize(y_label(y).c_str()).x);
+  f.p0.x = outer0.x + label_w + 4;
+  f.p1.x = outer0.x + size.x - fs * 0.6f;
+
+  const ImU32 grid = IM_COL32(255, 255, 255, 28), text = ImGui::GetColorU32(ImGuiCol_Text);
+  dl->AddRectFilled(f.p0, f.p1, IM_COL32(kPlotBackground.r, kPlotBackground.g, kPlotBackground.b, 255));
+  const int x_fit = std::clamp(int((f.p1.x - f.p0.x) / (fs * 3)), 2, kMaxTicks);
+  if (x_step > 0) x_step = fit_step(x_step, x1 - x0, x_fit);
+  else x_step = nice_step(x1 - x0, std::max(2, int((f.p1.x - f.p0.x) / (fs * 6))));
   for (double x : linear_ticks(x0, x1, x_step)) {
     float sx = f.px(x);
     dl->AddLine({sx, f.p0.y}, {sx, f.p1.y}, grid);
@@ -85,7 +93,6 @@ PlotFrame begin_plot(const char* id, ImVec2 size, double x0, double x1, double y
     float w = ImGui::CalcTextSize(s.c_str()).x;
     dl->AddText({sx - w * 0.5f, f.p1.y + 2}, text, s.c_str());
   }
-  const std::vector<double> y_ticks = y_step == kLog10Ticks ? log10_ticks(y0, y1) : linear_ticks(y0, y1, y_step);
   for (double y : y_ticks) {
     float sy = f.py(y);
     dl->AddLine({f.p0.x, sy}, {f.p1.x, sy}, grid);
