@@ -38,6 +38,9 @@ struct FloatFormat {
   bool has_inf;          // false for E4M3 (OCP)
   bool ieee_nan;         // true: all-ones exponent and mantissa != 0 is NaN
                          // false (E4M3): only S.1111.111 is NaN
+  bool canonical_nan;    // true (FP8): a conversion writes every NaN as one pattern, 0x7f (what
+                         // NVIDIA's conversions write); false: a NaN keeps its sign and top
+                         // payload bits, as IEEE 754 recommends and F16C does
 
   // -- layout --
   constexpr int total_bits() const { return 1 + exponent_bits + mantissa_bits; }
@@ -82,16 +85,16 @@ struct FloatFormat {
 };
 
 // ---- 2. the formats ------------------------------------------------------------------------
-//                                  id      name        E   M   bias   inf    ieee NaN
-inline constexpr FloatFormat kFP32{"fp32", "FP32",      8, 23,  127, true,  true};
-inline constexpr FloatFormat kTF32{"tf32", "TF32",      8, 10,  127, true,  true};   // FP32 range, FP16 precision
-inline constexpr FloatFormat kFP16{"fp16", "FP16",      5, 10,   15, true,  true};
-inline constexpr FloatFormat kBF16{"bf16", "BF16",      8,  7,  127, true,  true};   // FP32 range, 8 bits precision
-inline constexpr FloatFormat kE4M3{"e4m3", "FP8 E4M3",  4,  3,    7, false, false};  // OCP FP8: no inf, max 448
-inline constexpr FloatFormat kE5M2{"e5m2", "FP8 E5M2",  5,  2,   15, true,  true};   // FP8 with FP16's range
+//                                  id      name        E   M   bias   inf    ieee NaN  canonical NaN
+inline constexpr FloatFormat kFP32{"fp32", "FP32",      8, 23,  127, true,  true,     false};
+inline constexpr FloatFormat kTF32{"tf32", "TF32",      8, 10,  127, true,  true,     false};  // FP32 range, FP16 precision
+inline constexpr FloatFormat kFP16{"fp16", "FP16",      5, 10,   15, true,  true,     false};
+inline constexpr FloatFormat kBF16{"bf16", "BF16",      8,  7,  127, true,  true,     false};  // FP32 range, 8 bits precision
+inline constexpr FloatFormat kE4M3{"e4m3", "FP8 E4M3",  4,  3,    7, false, false,    true};   // OCP FP8: no inf, max 448
+inline constexpr FloatFormat kE5M2{"e5m2", "FP8 E5M2",  5,  2,   15, true,  true,     true};   // FP8 with FP16's range
 // FP64 is not one of the course's formats; it is the exact carrier that encode/decode and
 // decompose compute in (every value of the formats above is exactly a double).
-inline constexpr FloatFormat kFP64{"fp64", "FP64",     11, 52, 1023, true,  true};
+inline constexpr FloatFormat kFP64{"fp64", "FP64",     11, 52, 1023, true,  true,     false};
 
 const std::vector<const FloatFormat*>& all_formats();   // FP32, TF32, FP16, BF16, E4M3, E5M2
 const FloatFormat* find_format(std::string_view id);    // nullptr when unknown

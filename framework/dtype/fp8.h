@@ -6,7 +6,9 @@
 //         FP16's range with 2 mantissa bits. Used for gradients.
 // Conversions round to nearest, ties to even. Overflow (see Fp8Overflow):
 //   Saturate (the default, like CUDA's __NV_SATFINITE): clamp to ±max, also for ±inf;
-//   NonSaturating: ±inf for E5M2, NaN for E4M3.
+//   NonSaturating: ±inf for E5M2, NaN for E4M3 (0x7f, or 0xff for a negative value).
+// A NaN becomes 0x7f in both formats, whatever its sign and payload: the byte NVIDIA's
+// conversions write (cuda_fp8.hpp), so a cast here gives the GPU's bits for every input.
 #include <cstdint>
 
 #include "framework/dtype/float_format.h"

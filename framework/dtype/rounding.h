@@ -44,6 +44,12 @@ constexpr uint64_t quiet_nan_bits(const FloatFormat& f, uint64_t payload = 0) {
   uint64_t quiet = uint64_t{1} << (f.mantissa_bits - 1);
   return inf_bits(f) | quiet | (payload & f.mantissa_mask());
 }
+// The NaN a conversion writes into a format with canonical_nan (FP8): every bit but the sign
+// set, 0x7f. It is what NVIDIA's conversions write for any NaN: cuda_fp8.hpp's
+// __nv_cvt_float_to_fp8 first replaces the NaN by 0x7fffffff, which becomes 0x7f in E4M3 and
+// in E5M2. So halfgrad's cast gives the GPU's byte. (Overflow is another matter: a
+// non-saturating E4M3 cast of -1000 keeps its sign, 0xff, in cuda_fp8.hpp too.)
+constexpr uint64_t canonical_nan_bits(const FloatFormat& f) { return f.sign_bit() - 1; }
 // What a too-large value becomes (see Fp8Overflow in float_format.h).
 constexpr uint64_t overflow_bits(const FloatFormat& f, Fp8Overflow overflow) {
   if (overflow == Fp8Overflow::Saturate) return f.max_finite_bits();
@@ -71,8 +77,10 @@ constexpr uint64_t shift_right_round_even(uint64_t x, int s) {
   const uint64_t exp_field = exponent_field_of(bits, from);
   const uint64_t mant = bits & from.mantissa_mask();
 
-  // 1. Specials. NaN stays NaN: keep the sign and the top payload bits, set the quiet bit.
+  // 1. Specials. NaN stays NaN: keep the sign and the top payload bits, set the quiet bit
+  //    (FP8: its one NaN, 0x7f).
   if (is_nan_bits(bits, from)) {
+    if (to.canonical_nan) return canonical_nan_bits(to);
     int drop = from.mantissa_bits - to.mantissa_bits;
     uint64_t payload = drop >= 0 ? mant >> drop : mant << -drop;
     return sign | quiet_nan_bits(to, payload);

@@ -87,9 +87,10 @@ CastStats cast_stats(const Tensor& x, const Fp8Tensor& q) {
   for (int64_t r = 0; r < q.grid.R; ++r)
     for (int64_t c = 0; c < q.grid.C; ++c) {
       const size_t i = size_t(r * q.grid.C + c);
-      if (!std::isfinite(v[i])) continue;
+      if (std::isnan(v[i])) continue;
+      // ±inf too: a saturating cast clamps it to ±max like any value past the max
       if (std::fabs(v[i] * q.scale[size_t(q.grid.index(r, c))]) > max) ++s.saturated;
-      if (v[i] == 0) continue;
+      if (std::isinf(v[i]) || v[i] == 0) continue;
       ++s.nonzero;
       if (decode(q.codes[i], q.format) == 0) ++s.underflow;
     }

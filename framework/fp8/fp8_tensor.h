@@ -104,7 +104,8 @@ Fp8Tensor quantize(const Tensor& x, Format f, Tile tile, const std::vector<float
 struct CastStats {
   int64_t nonzero = 0;    // finite non-zero inputs
   int64_t underflow = 0;  // ... of which became ±0 in FP8
-  int64_t saturated = 0;  // finite inputs whose |x · scale| was above the format's max
+  int64_t saturated = 0;  // inputs whose |x · scale| was above the format's max, ±inf included
+                          // (a saturating cast clamps them to ±max); NaN is not counted
 };
 CastStats cast_stats(const Tensor& x, const Fp8Tensor& q);
 

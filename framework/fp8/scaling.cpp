@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 namespace hg::fp8 {
@@ -9,7 +10,11 @@ namespace hg::fp8 {
 float scale_from_amax(float amax, Format f, int margin, float previous) {
   if (!(amax > 0) || !std::isfinite(amax)) return previous;  // 0, negative, NaN, inf
   // In F32 as TE computes it: (fp8_max / amax) / 2^margin
-  return max_value(f) / amax / float(FloatFormat::pow2(margin));
+  const float scale = max_value(f) / amax / float(FloatFormat::pow2(margin));
+  // An amax below fp8_max / FLT_MAX (1.3e-36 for E4M3; an F32 subnormal, say) makes that
+  // inf, which no cast can use: TE takes the largest float instead (quantization.py
+  // _default_sf_compute, recipe_common.cuh compute_scale_from_amax).
+  return std::isinf(scale) ? std::numeric_limits<float>::max() : scale;
 }
 
 // ---- 1. current --------------------------------------------------------------------------------

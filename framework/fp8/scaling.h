@@ -20,9 +20,13 @@
 // tensor, a channel 1000× larger than the rest pushes the rest 10 binades down, where E4M3
 // has no values left (lessons/14_fp8 shows it). A scale per 128 values confines the damage.
 //
-// The scale rule (Transformer Engine, transformer_engine/pytorch/fp8.py):
+// The scale rule (Transformer Engine: transformer_engine/pytorch/quantization.py
+// _default_sf_compute for delayed scaling, common/recipe/recipe_common.cuh
+// compute_scale_from_amax for current and block scaling):
 //   scale = fp8_max · 2^−margin / amax, and the previous scale is kept when amax is 0
-//   (nothing to scale by) or not finite (an overflowed step must not poison the scale).
+//   (nothing to scale by) or not finite (an overflowed step must not poison the scale);
+//   a scale that comes out inf in F32 (amax below fp8_max / FLT_MAX ≈ 1.3e-36 for E4M3:
+//   a tensor of F32 subnormals, tiny gradients) is FLT_MAX, so the tensor still casts.
 // fp8_max is 448 for E4M3, 57344 for E5M2. margin (in binades) leaves headroom for growth.
 #include <cstdint>
 #include <deque>
@@ -33,11 +37,13 @@
 
 namespace hg::fp8 {
 
-// The rule above. `previous` is returned when amax is 0, negative or not finite.
+// The rule above. `previous` is returned when amax is 0, negative or not finite; FLT_MAX
+// when the scale would be inf.
 float scale_from_amax(float amax, Format f, int margin, float previous);
 
 // ---- 1. current scaling ------------------------------------------------------------------------
-// One scale for the tensor from its own amax (1 when the tensor is all zeros or not finite).
+// One scale for the tensor from its own amax (1 when the tensor is all zeros or not finite,
+// FLT_MAX when its amax is so small that the scale passes F32's range).
 float current_scale(const Tensor& x, Format f, int margin = 0);
 
 // ---- 2. delayed scaling --------------------------------------------------------------------------
@@ -67,7 +73,8 @@ class DelayedScaling {
 };
 
 // ---- 3. block scaling (DeepSeek-V3) -------------------------------------------------------------
-// One scale per tile, from the tile's own amax: fp8_max / amax (1 for an all-zero tile).
+// One scale per tile, from the tile's own amax: fp8_max / amax (1 for an all-zero tile,
+// FLT_MAX for a tile of subnormals).
 // Activations and gradients use 1×128 tiles along K; weights 128×128 blocks.
 std::vector<float> block_scales(const Tensor& x, Tile tile, Format f);
 

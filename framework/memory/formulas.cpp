@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <stdexcept>
 
 namespace hg::memory {
@@ -39,8 +38,9 @@ std::vector<ZeroRow> zero_table(double psi, int64_t n, double k) {
 namespace {
 
 void check_plan(const PlanConfig& c) {
-  if (!(std::isfinite(c.params) && c.params >= 1))
-    throw std::invalid_argument(fmt::format("--params must be a number of parameters >= 1 (got {})", c.params));
+  if (!(c.params >= 1 && c.params <= kMaxPlanParams))
+    throw std::invalid_argument(
+        fmt::format("--params must be a number of parameters from 1 to {:g} (got {})", kMaxPlanParams, c.params));
   if (c.ranks < 1) throw std::invalid_argument(fmt::format("--ranks must be >= 1 (got {})", c.ranks));
   const int64_t sizes[] = {c.layers, c.hidden, c.heads, c.seq, c.batch};
   const char* flags[] = {"--layers", "--hidden", "--heads", "--seq", "--batch"};
@@ -56,7 +56,12 @@ void check_plan(const PlanConfig& c) {
     throw std::invalid_argument(fmt::format("--hidden {} is not a multiple of --heads {}", c.hidden, c.heads));
 }
 
-std::string gb(double bytes) { return fmt::format("{:.1f} GB", bytes / 1e9); }
+// One decimal up to a petabyte; past it, a mantissa and an exponent (16 · 10^18 bytes is
+// "1.6e+10 GB", not eleven digits).
+std::string gb(double bytes) {
+  const double g = bytes / 1e9;
+  return g < 1e6 ? fmt::format("{:.1f} GB", g) : fmt::format("{:.1e} GB", g);
+}
 
 }  // namespace
 

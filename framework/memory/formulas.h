@@ -63,6 +63,10 @@ std::vector<ZeroRow> zero_table(double params, int64_t ranks, double k = 12);
 
 // What `./lab lesson 12 --plan` prints. layers..batch are all 0 (model states only) or all
 // positive (the activation term is added to every row).
+// The largest Ψ the plan takes: a million times a trillion-parameter model, and far below
+// the 1.1e307 at which 16·Ψ bytes would pass a double's range and print as "inf GB". With
+// every other size up to 2^63-1 each row stays finite (at most ~3e95 bytes).
+inline constexpr double kMaxPlanParams = 1e18;
 struct PlanConfig {
   double params = 0;   // Ψ, --params
   int64_t ranks = 1;   // N, --ranks

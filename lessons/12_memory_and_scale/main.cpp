@@ -520,13 +520,18 @@ int main(int argc, char** argv) {
   app.add_option("--table-steps", o.table_steps, "--checkpointing-table: timed steps per row")
       ->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1000)));
   app.add_flag("--plan", o.plan, "print the memory a model needs from the formulas (ZeRO stages, activations); train nothing");
+  // The sizes are checked as text: CLI11 would turn 9223372036854775808 into 2^63-1 without
+  // a word. plan_table checks the rest (Ψ's range, which sizes go together).
   app.add_option("--params", o.plan_config.params, "--plan: parameters Ψ (e.g. 7.5e9)");
-  app.add_option("--ranks", o.plan_config.ranks, "--plan: data-parallel ranks N")->capture_default_str();
-  app.add_option("--layers", o.plan_config.layers, "--plan: transformer layers (adds the activation term)");
-  app.add_option("--hidden", o.plan_config.hidden, "--plan: hidden size h");
-  app.add_option("--heads", o.plan_config.heads, "--plan: attention heads a");
-  app.add_option("--seq", o.plan_config.seq, "--plan: sequence length s");
-  app.add_option("--batch", o.plan_config.batch, "--plan: micro-batch b");
+  app.add_option("--ranks", o.plan_config.ranks, "--plan: data-parallel ranks N")->capture_default_str()
+      ->check(WholeIn(1, kMaxWhole, "a number of ranks from 1 to 2^63-1"));
+  const CLI::Validator plan_size = WholeIn(1, kMaxWhole, "a size from 1 to 2^63-1");
+  app.add_option("--layers", o.plan_config.layers, "--plan: transformer layers (adds the activation term)")
+      ->check(plan_size);
+  app.add_option("--hidden", o.plan_config.hidden, "--plan: hidden size h")->check(plan_size);
+  app.add_option("--heads", o.plan_config.heads, "--plan: attention heads a")->check(plan_size);
+  app.add_option("--seq", o.plan_config.seq, "--plan: sequence length s")->check(plan_size);
+  app.add_option("--batch", o.plan_config.batch, "--plan: micro-batch b")->check(plan_size);
   HG_PARSE_FLAGS(app, argc, argv);
 
   if (o.plan) {

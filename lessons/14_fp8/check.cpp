@@ -3,10 +3,11 @@
 // Each check replays a sequence of amaxes through the learner's update and through halfgrad's
 // hg::fp8::DelayedScaling (framework/fp8/scaling.h, tested against numbers worked by hand),
 // and compares the history and the scale after every step. The checks go from the first step
-// to the special cases (0, inf, NaN, the margin), then random sequences, and explain the first
-// difference in words.
+// to the special cases (0, inf, NaN, the margin, a scale past float's range), then random
+// sequences, and explain the first difference in words.
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ std::string diagnose(const Sequence& q, const std::vector<float>& history, float
   const float fp8_max = hg::fp8::max_value(q.format);
   const float newest = history.empty() ? 0.0f : history.front();
   const float p2 = std::ldexp(1.0f, q.margin);
+  if (std::isinf(got) && want == std::numeric_limits<float>::max())
+    return "The scale became inf: the history's max is so small that fp8_max / max passes float's range. A scale "
+           "of inf casts every value to NaN or ±max, so Transformer Engine takes the largest float, FLT_MAX "
+           "(std::numeric_limits<float>::max()), instead. " + see("## Delayed scaling");
   if (std::isnan(got) || got == 0 || std::isinf(got))
     return "The scale became " + format("%g", double(got)) + ". A step whose amax is 0, inf or NaN (or a history "
            "holding a NaN) must keep the previous scale: dividing by it would make the scale inf, 0 or NaN, and "
@@ -147,6 +152,9 @@ int main(int argc, char** argv) {
   });
   g.check("margin: the amax lands 2^margin below fp8_max", [] {
     return replay_all({{Format::E4M3, 4, 2, {2.0f}}, {Format::E5M2, 2, 1, {3.0f, 1.0f, 1.0f}}});
+  });
+  g.check("an amax too small for a float scale (1e-38, a subnormal): FLT_MAX", [] {
+    return replay_all({{Format::E4M3, 2, 0, {0x1p-149f, 1.0f, 1.0f}}, {Format::E5M2, 3, 1, {1e-38f}}});
   });
   g.check("200 random sequences (E4M3 and E5M2, lengths 1 to 20, margins 0 to 2, with 0, inf and NaN)",
           [] { return replay_all(random_sequences()); });

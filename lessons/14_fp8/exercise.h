@@ -12,7 +12,8 @@
 //      entries, the oldest one leaves;
 //   2. m = the largest amax in the history (a NaN anywhere in it makes m NaN);
 //   3. when m > 0 and m is finite: scale = fp8_max / m / 2^margin, computed in float in that
-//      order; otherwise the scale stays what it was.
+//      order, and FLT_MAX (std::numeric_limits<float>::max()) if that came out inf (an m so
+//      small that the quotient passes float's range); otherwise the scale stays what it was.
 // fp8_max is 448 (E4M3) or 57344 (E5M2); margin >= 0 is the headroom in binades.
 //
 // exercise.cpp is yours; `./lab check 14` grades it.

@@ -8,7 +8,9 @@
 //                        BF16 autocast and in FP8 under each recipe, from the same weights
 //
 // Sections 1-4 are deterministic; section 5 writes runs/<run-name>_<run>/ for the viewer with
-// an fp8_scale event per FP8 tensor and step (docs/run-log.md).
+// an fp8_scale event per FP8 tensor and step (docs/run-log.md). A run whose loss or weights
+// turn inf/NaN stops there (framework/train/guard.h); the others go on, and the program
+// exits 3.
 // Legend: N batch, K the summed dimension of a GEMM, C channels (columns); for the GPT B
 // sequences of T tokens.
 #include <CLI/CLI.hpp>
@@ -38,6 +40,7 @@
 #include "framework/optim/lr_schedule.h"
 #include "framework/optim/sgd.h"
 #include "framework/train/cli.h"
+#include "framework/train/guard.h"
 #include "framework/train/lm_step.h"
 #include "framework/train/run_folder.h"
 #include "framework/train/step.h"
@@ -222,21 +225,22 @@ RunResult train(const std::string& run, const Flags& f, const hg::data::ImageDat
       }
       loss.backward();
       const double l = loss.item();
-      if (!std::isfinite(l)) {
-        std::fprintf(stderr, "lesson_14: run %s diverged at step %lld (loss %g)\n", run.c_str(), (long long)step, l);
-        log.end("diverged");
-        r.diverged = true;
-        break;
-      }
       opt.step();
-      log.scalar(step, "train/loss", l, epoch);
-      if (fp8_model) {
+      if (fp8_model) {  // what this step's casts did, logged even when it diverged: the evidence
         const std::vector<ScaleRecord> rec = fp8_model->records();
         log_fp8_scales(log, step, rec);
         for (const ScaleRecord& s : rec)
           if (s.tensor.size() > 3 && s.tensor.substr(s.tensor.size() - 3) == ".dy" && s.stats.nonzero)
             r.max_dy_underflow = std::max(r.max_dy_underflow, double(s.stats.underflow) / double(s.stats.nonzero));
       }
+      // The loss alone is not enough here: a ReLU turns a NaN into 0 and the saturating casts
+      // clamp inf to ±448, so weights can be inf or NaN under a finite loss.
+      if (const hg::train::Divergence d = hg::train::check_finite_step(step, l, model->named_parameters())) {
+        hg::train::report_divergence(log, "lesson_14: " + run, d);
+        r.diverged = true;
+        break;
+      }
+      log.scalar(step, "train/loss", l, epoch);
       recent.push_back(l);
       if (recent.size() > 20) recent.erase(recent.begin());
       ++step;
@@ -363,20 +367,19 @@ GptResult train_gpt(const std::string& run, const Flags& f, const hg::data::Text
     opt.zero_grad();
     const hg::data::TokenBatch batch = hg::data::random_batch(corpus.train, f.batch_size, f.block_size, f.seed, step);
     const double l = hg::train::accumulate_gradients(model, no_scaler, {batch}, hg::DType::BF16);
-    if (!std::isfinite(l)) {
-      std::fprintf(stderr, "lesson_14: run %s diverged at step %lld (loss %g)\n", run.c_str(), (long long)step, l);
-      log.end("diverged");
-      r.diverged = true;
-      return r;
-    }
     hg::amp::clip_grad_norm_(opt.params(), 1.0);
     opt.step();
-    log.scalar(step, "train/loss", l);
     const std::vector<ScaleRecord> rec = model.fp8_records();  // empty for bf16
     log_fp8_scales(log, step, rec);
     for (const ScaleRecord& s : rec)
       if (s.tensor.size() > 3 && s.tensor.substr(s.tensor.size() - 3) == ".dy" && s.stats.nonzero)
         r.max_dy_underflow = std::max(r.max_dy_underflow, double(s.stats.underflow) / double(s.stats.nonzero));
+    if (const hg::train::Divergence d = hg::train::check_finite_step(step, l, model.named_parameters())) {
+      hg::train::report_divergence(log, "lesson_14: " + run, d);
+      r.diverged = true;
+      return r;
+    }
+    log.scalar(step, "train/loss", l);
     recent.push_back(l);
     if (recent.size() > 20) recent.erase(recent.begin());
   }

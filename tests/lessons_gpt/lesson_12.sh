@@ -10,7 +10,8 @@
 #   memory     the accountant's table at the end and one "memory" event per step in the run
 #              log, its five categories adding up to its peak; parameters = 4 bytes each (FP32)
 #   plan       --plan reproduces ZeRO's figure 1 row (Ψ = 7.5B, N = 64: 120 / 31.4 / 16.6 /
-#              1.9 GB), trains nothing; a --plan flag without --plan, or a bad size, exits 2
+#              1.9 GB), trains nothing; a --plan flag without --plan, or a bad size (0, past
+#              int64, or bytes past a double's range), exits 2
 #   checkpointing  --checkpointing-table at depths 2 and 6: the same gradient bits with and
 #              without checkpointed blocks, fewer activation bytes with (under a third at
 #              depth 6), no run folder; --activation-checkpointing trains (its memory table's
@@ -102,7 +103,16 @@ plan)
   out=$("$L" --params 7.5e9 2>&1) && exit 1
   [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "belongs to --plan" || { echo "$out"; exit 1; }
   "$L" --plan --params 7.5e9 --ranks 0 >/dev/null 2>&1 && exit 1
-  [ $? -eq 2 ] || { echo "a bad --ranks must exit 2"; exit 1; } ;;
+  [ $? -eq 2 ] || { echo "a bad --ranks must exit 2"; exit 1; }
+  # a size past int64 is refused, not clamped; a Ψ whose bytes pass a double's range too
+  for bad in "--ranks 9223372036854775808 --params 7.5e9" "--params 5e307 --ranks 64" \
+             "--layers 9223372036854775808 --params 7.5e9 --ranks 64 --hidden 8 --heads 2 --seq 4 --batch 1"; do
+    out=$("$L" --plan $bad 2>&1) && { echo "$out"; echo "$bad: accepted"; exit 1; }
+    rc=$?
+    flag=${bad%% *}
+    [ $rc -eq 2 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q -- "$flag" \
+      || { echo "$out"; echo "$bad: expected one line naming $flag and exit 2, got exit $rc"; exit 1; }
+  done ;;
 checkpointing)
   out=$("$L" $T --checkpointing-table --depths 2 6 --table-steps 1)
   echo "$out"

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "framework/dtype/decompose.h"
 #include "framework/dtype/fp8.h"
 #include "framework/dtype/tf32.h"
 #include "tests/unit/test_dtype_reference.h"
@@ -113,6 +114,28 @@ TEST_CASE("dtype fp8 e5m2: strided sweep and all boundaries equal the table refe
   CHECK(std::isinf(hg::e5m2_to_float(0x7c)));
   CHECK(hg::float_to_e5m2(61440.0f, hg::Fp8Overflow::NonSaturating) == 0x7c);  // tie -> even = inf
   CHECK(hg::float_to_e5m2(61440.0f) == 0x7b);
+}
+
+TEST_CASE("dtype fp8: every NaN becomes 0x7f in both formats, as NVIDIA's conversions write it") {
+  // cuda_fp8.hpp (__nv_cvt_float_to_fp8) replaces any NaN by 0x7fffffff before converting:
+  // sign and payload are gone, and both formats get 0x7f. (An overflow keeps its sign: a
+  // non-saturating E4M3 cast of -1000 is 0xff, also a NaN, as in cuda_fp8.hpp.)
+  const uint32_t nans[] = {0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff800001u, 0x7fbfffffu, 0xffffffffu};
+  for (uint32_t bits : nans)
+    for (hg::Fp8Overflow mode : {hg::Fp8Overflow::Saturate, hg::Fp8Overflow::NonSaturating}) {
+      const float x = ref::float_of(bits);
+      INFO("NaN 0x", std::hex, bits);
+      CHECK(hg::float_to_e4m3(x, mode) == 0x7f);
+      CHECK(hg::float_to_e5m2(x, mode) == 0x7f);
+    }
+  // The same from a double (what chapter 04 and the viewer's bit explorer encode).
+  for (double x : {std::nan(""), -std::nan("")}) {
+    CHECK(hg::encode(x, hg::kE4M3) == 0x7f);
+    CHECK(hg::encode(x, hg::kE5M2) == 0x7f);
+  }
+  CHECK(hg::float_to_e4m3(-1000.0f, hg::Fp8Overflow::NonSaturating) == 0xff);
+  // Not FP8: FP16 and BF16 keep the NaN's sign and top payload bits, as F16C does.
+  CHECK(hg::encode(-std::nan(""), hg::kFP16) == 0xfe00);
 }
 
 TEST_CASE("dtype tf32: strided sweep and boundaries equal the keep-10-bits reference") {

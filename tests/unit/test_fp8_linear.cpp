@@ -4,6 +4,7 @@
 // the outlier channel that per-tensor scaling underflows and block scaling does not.
 #include <doctest/doctest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -99,6 +100,26 @@ TEST_CASE("fp8 linear: delayed scaling of dy moves after each backward pass") {
   }
   CHECK(s->dy.last().history_amax == 0.25f);
   CHECK(s->dy.last().scale == 229376.0f);  // the second step cast with 57344 / 0.25
+}
+
+TEST_CASE("fp8 linear: gradients of F32 subnormals train on under every recipe (scale FLT_MAX)") {
+  // dy = 2^-149, F32's smallest subnormal: 57344 / 2^-149 is inf in F32, so each recipe's
+  // scale for it is FLT_MAX (Transformer Engine's rule) and the backward pass runs.
+  hg::Generator gen(5);
+  Tensor x = Tensor::randn({4, 128}, gen), w = Tensor::randn({3, 128}, gen);
+  for (Recipe r : {Recipe::Current, Recipe::Delayed, Recipe::Block, Recipe::Mx}) {
+    INFO(recipe_name(r));
+    auto s = std::make_shared<LinearScalers>(RecipeConfig{r, true, 4}, "fc");
+    Tensor wr = w.detach().requires_grad_();
+    for (int step = 0; step < 2; ++step) {  // delayed: the second step casts with the history's scale
+      wr.zero_grad();
+      Tensor y = fp8_linear(x, wr, Tensor(), s);
+      CHECK_NOTHROW(y.backward(Tensor::full({4, 3}, 0x1p-149)));
+    }
+    CHECK(s->dy.last().amax == 0x1p-149f);
+    if (r == Recipe::Current || r == Recipe::Delayed || r == Recipe::Block) CHECK(s->dy.last().scale == FLT_MAX);
+    for (float g : wr.grad().to_vector()) CHECK(std::isfinite(g));
+  }
 }
 
 TEST_CASE("fp8 linear: delayed scaling moves in training, not under NoGradGuard") {

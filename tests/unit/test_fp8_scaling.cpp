@@ -1,6 +1,7 @@
 // The FP8 scaling recipes (framework/fp8/scaling.h), each against numbers worked by hand.
 #include <doctest/doctest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <stdexcept>
 
@@ -16,6 +17,36 @@ TEST_CASE("fp8 scale rule: fp8_max · 2^-margin / amax, the previous scale when 
   CHECK(scale_from_amax(0.0f, Format::E4M3, 0, 3.0f) == 3.0f);
   CHECK(scale_from_amax(NAN, Format::E4M3, 0, 3.0f) == 3.0f);
   CHECK(scale_from_amax(INFINITY, Format::E4M3, 0, 3.0f) == 3.0f);
+}
+
+TEST_CASE("fp8 scale rule: a scale past F32's range is FLT_MAX, as in Transformer Engine's recipes") {
+  // 448 / 1.4e-45 (F32's smallest subnormal) and 57344 / 1e-38 are inf in F32: the scale
+  // becomes FLT_MAX, margin or not, and every recipe's tensor still quantizes.
+  const float tiny = 0x1p-149f;
+  CHECK(scale_from_amax(tiny, Format::E4M3, 0, 1.0f) == FLT_MAX);
+  CHECK(scale_from_amax(tiny, Format::E4M3, 3, 1.0f) == FLT_MAX);
+  CHECK(scale_from_amax(1e-38f, Format::E5M2, 0, 1.0f) == FLT_MAX);
+  CHECK(scale_from_amax(1e-30f, Format::E4M3, 0, 1.0f) == 448.0f / 1e-30f);  // finite: the rule as it is
+
+  const Tensor subnormals = Tensor::from_vector(std::vector<float>{tiny, -2 * tiny, 0, tiny}, {2, 2});
+  CHECK(current_scale(subnormals, Format::E4M3) == FLT_MAX);
+  DelayedScaling d(Format::E5M2, 4, 0);
+  d.update(tiny);
+  CHECK(d.scale() == FLT_MAX);
+  std::vector<float> v(256, 1.0f);  // (1, 256): a tile of subnormals, then a tile of ones
+  for (int c = 0; c < 128; ++c) v[size_t(c)] = tiny;
+  const Tensor tiles = Tensor::from_vector(v, {1, 256});
+  CHECK(block_scales(tiles, kTile1x128, Format::E4M3) == std::vector<float>{FLT_MAX, 448.0f});
+
+  // quantize takes them: the subnormals round to 0 (1.4e-45 · FLT_MAX = 4.8e-7), and values
+  // of 1e-38 keep E4M3's precision (1e-38 · FLT_MAX = 3.4, stored as 3.5).
+  CHECK_NOTHROW(quantize(subnormals, Format::E4M3, kPerTensor, {current_scale(subnormals, Format::E4M3)}));
+  CHECK_NOTHROW(quantize(tiles, Format::E4M3, kTile1x128, block_scales(tiles, kTile1x128, Format::E4M3)));
+  const Tensor small = Tensor::from_vector(std::vector<float>{1e-38f, -5e-39f}, {1, 2});
+  const Fp8Tensor q = quantize(small, Format::E4M3, kPerTensor, {current_scale(small, Format::E4M3)});
+  CHECK(q.scale[0] == FLT_MAX);
+  CHECK(q.value(0, 0) == doctest::Approx(1e-38).epsilon(1.0 / 16));
+  CHECK(q.value(0, 1) == doctest::Approx(-5e-39).epsilon(1.0 / 16));
 }
 
 TEST_CASE("fp8 current scaling: the amax of the tensor now") {

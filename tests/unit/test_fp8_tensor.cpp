@@ -87,4 +87,13 @@ TEST_CASE("fp8 cast stats: underflow and saturation counted") {
   CHECK(s.underflow == 1);
   CHECK(s.saturated == 1);  // -2000 · 0.448 = -896: clamped to -448
   CHECK(decode(q.codes[3], Format::E4M3) == -448.0f);
+
+  // ±inf is above the max too: the saturating cast clamps it to ±448, and it counts. NaN
+  // stays NaN and is neither.
+  Tensor y = Tensor::from_vector(std::vector<float>{INFINITY, -INFINITY, NAN, 1}, {1, 4});
+  Fp8Tensor qy = quantize(y, Format::E4M3, kPerTensor, {1.0f});
+  CHECK(decode(qy.codes[0], Format::E4M3) == 448.0f);
+  CHECK(decode(qy.codes[1], Format::E4M3) == -448.0f);
+  CHECK(cast_stats(y, qy).saturated == 2);
+  CHECK(cast_stats(y, qy).nonzero == 1);
 }

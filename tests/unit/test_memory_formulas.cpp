@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -84,4 +85,18 @@ TEST_CASE("formulas: the plan refuses bad sizes, naming the flag") {
                                             .seq = 4, .batch = 1}),
                     doctest::Contains("--heads"));
   CHECK_THROWS_WITH(hg::memory::plan_table({.params = 1e9, .ranks = 8, .layers = -1}), doctest::Contains("--layers"));
+}
+
+TEST_CASE("formulas: the plan prints a number on every row, or refuses the sizes that would overflow") {
+  // 16 · 5e307 bytes is past a double's range: refused, naming --params and its limit.
+  CHECK_THROWS_WITH(hg::memory::plan_table({.params = 5e307, .ranks = 64}), doctest::Contains("--params"));
+  CHECK_THROWS_WITH(hg::memory::plan_table({.params = 1e19, .ranks = 64}), doctest::Contains("1e+18"));
+  // The largest sizes accepted print finite numbers in every column.
+  const int64_t most = std::numeric_limits<int64_t>::max();
+  const std::string table = hg::memory::plan_table(
+      {.params = 1e18, .ranks = most, .layers = most, .hidden = most, .heads = 1, .seq = most, .batch = most});
+  INFO(table);
+  CHECK(table.find("inf") == std::string::npos);
+  CHECK(table.find("nan") == std::string::npos);
+  CHECK(table.find("1.6e+10 GB") != std::string::npos);  // baseline model states: 16 · 10^18 bytes
 }

@@ -2,6 +2,7 @@
 #include "lessons/14_fp8/exercise.h"
 
 #include <cmath>
+#include <limits>
 
 void student_delayed_update(DelayedState& s, float amax, int length, float fp8_max, int margin) {
   // 1. the newest amax in front; the history keeps `length` steps
@@ -19,5 +20,9 @@ void student_delayed_update(DelayedState& s, float amax, int length, float fp8_m
   }
   // 3. scale the window's amax onto fp8_max, minus `margin` binades of headroom; a window
   //    with nothing in it (0) or an overflow in it (inf, NaN) keeps the scale it had
-  if (m > 0 && std::isfinite(m)) s.scale = fp8_max / m / std::ldexp(1.0f, margin);
+  if (m > 0 && std::isfinite(m)) {
+    s.scale = fp8_max / m / std::ldexp(1.0f, margin);
+    // an amax of 1e-38 gives 448 / 1e-38 = inf: the largest float still casts the tensor
+    if (std::isinf(s.scale)) s.scale = std::numeric_limits<float>::max();
+  }
 }
