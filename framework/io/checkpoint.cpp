@@ -1,9 +1,13 @@
 #include "framework/io/checkpoint.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
@@ -153,7 +157,25 @@ std::vector<uint8_t> encode_checkpoint(const Checkpoint& ckpt) {
   return std::move(w.out);
 }
 
+std::string checkpoint_target_problem(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return "";  // nothing there (or a folder that will refuse the write)
+  if (!S_ISREG(st.st_mode)) return path + " exists and is not a regular file";
+  if (st.st_size == 0) return "";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return fmt::format("{} exists and cannot be read to see whether it is a checkpoint: {}; not replacing it", path,
+                       std::strerror(errno));
+  char head[sizeof kCheckpointMagic] = {};
+  const ssize_t n = ::pread(fd, head, sizeof head, 0);
+  ::close(fd);
+  if (n == ssize_t(sizeof head) && std::memcmp(head, kCheckpointMagic, sizeof head) == 0) return "";
+  return path + " exists and is not a halfgrad checkpoint (it does not start with HGCKPT); not replacing it";
+}
+
 void save_checkpoint(const std::string& path, const Checkpoint& ckpt) {
+  const std::string why = checkpoint_target_problem(path);
+  if (!why.empty()) throw std::runtime_error("cannot save a checkpoint: " + why);
   const std::vector<uint8_t> bytes = encode_checkpoint(ckpt);
   write_file_atomic(path, bytes.data(), bytes.size());
 }
@@ -189,21 +211,28 @@ struct Reader {
 };
 }  // namespace
 
-Checkpoint decode_checkpoint(const uint8_t* data, size_t size, const std::string& name) {
-  Reader r{data, size, 0, name};
+// Steps 1 and 2 of reading: the first 16 bytes (or all there are, when fewer), judged
+// against the size of the whole file. load_checkpoint() calls it before it reads the rest.
+static void check_header(const uint8_t* head, size_t head_size, uint64_t file_size, const std::string& name) {
+  Reader r{head, head_size, 0, name};
   // 1. Magic and version: is this our file at all, and can this build read it?
-  if (size < 6 || std::memcmp(data, kCheckpointMagic, 6) != 0)
-    r.fail(0, size < 6 ? fmt::format("file is only {} bytes", size) : "bad magic (expected \"HGCKPT\")");
+  if (file_size < 6 || std::memcmp(head, kCheckpointMagic, 6) != 0)
+    r.fail(0, file_size < 6 ? fmt::format("file is only {} bytes", file_size) : "bad magic (expected \"HGCKPT\")");
   r.pos = 6;
   const uint64_t version = r.uint(2, "the version");
   if (version != kCheckpointVersion)
     r.fail(6, fmt::format("format version {} (this build reads version {})", version, kCheckpointVersion));
   // 2. Total size: catches a truncated file (or one with junk appended) with a plain reason.
   const uint64_t total = r.uint(8, "the total size");
-  if (total != size)
-    r.fail(size < total ? size : total,
-           fmt::format("the header says the file is {} bytes but it is {} ({})", total, size,
-                       size < total ? "truncated" : "trailing bytes"));
+  if (total != file_size)
+    r.fail(file_size < total ? file_size : total,
+           fmt::format("the header says the file is {} bytes but it is {} ({})", total, file_size,
+                       file_size < total ? "truncated" : "trailing bytes"));
+}
+
+Checkpoint decode_checkpoint(const uint8_t* data, size_t size, const std::string& name) {
+  check_header(data, std::min<size_t>(size, 16), size, name);
+  Reader r{data, size, 16, name};
   if (size < 16 + 8 + 4 + 4) r.fail(size, "file too short for the metadata length, entry count and CRC");
   // 3. CRC over everything but the last 4 bytes: catches flipped bits anywhere.
   uLong crc = crc32(0L, Z_NULL, 0);
@@ -257,7 +286,14 @@ Checkpoint decode_checkpoint(const uint8_t* data, size_t size, const std::string
 Checkpoint load_checkpoint(const std::string& path) {
   // datasets/bytes.h opens only a regular file: a folder or a FIFO given as --resume is
   // refused with what it is (a FIFO would otherwise block the program forever).
-  const data::Bytes bytes = data::read_file(path, "checkpoint");
+  data::FileReader file(path, "checkpoint");
+  // The header alone first, so that a file of gigabytes that is not a checkpoint is refused
+  // from 16 bytes instead of being read into memory whole.
+  data::Bytes bytes(size_t(std::min<uint64_t>(file.size(), 16)));
+  const size_t head = data::read_up_to(file, bytes.data(), bytes.size());
+  check_header(bytes.data(), head, file.size(), path);
+  bytes.resize(size_t(file.size()));
+  bytes.resize(head + data::read_up_to(file, bytes.data() + head, bytes.size() - head));
   return decode_checkpoint(bytes.data(), bytes.size(), path);
 }
 

@@ -17,8 +17,14 @@
 //
 // Reading checks, in this order: magic, version, total size, CRC, then every length against
 // the bytes left. Any failure throws std::runtime_error naming the file, the byte offset and
-// the reason. Writing is atomic (framework/io/atomic_file.h): a failed save leaves the
-// previous checkpoint file exactly as it was.
+// the reason. load_checkpoint() reads the first 16 bytes alone and holds the first three
+// checks against the file's size before it reads the rest, so a file of gigabytes that is
+// not a checkpoint costs 16 bytes, not its size in memory.
+//
+// Writing is atomic (framework/io/atomic_file.h): a failed save leaves the previous
+// checkpoint file exactly as it was. A save replaces only a checkpoint: a file already at
+// the path that does not start with the magic (the training text, a run log, anything) is
+// refused and left as it is.
 //
 // This file knows nothing of models or optimizers: it stores buffers. framework/nn glues
 // a model's parameters, an optimizer's state and the RNG states into a Checkpoint.
@@ -87,6 +93,12 @@ Checkpoint decode_checkpoint(const uint8_t* data, size_t size, const std::string
 
 void save_checkpoint(const std::string& path, const Checkpoint& ckpt);  // atomic
 Checkpoint load_checkpoint(const std::string& path);
+
+// "" when a save may write `path`: nothing is there, an empty file (nothing to lose), or a
+// file that starts with the magic (a checkpoint, whole or damaged, that the next one
+// replaces). Otherwise why not, starting with the path. save_checkpoint() refuses with it,
+// and --checkpoint checks it before any work (framework/train/cli.h).
+std::string checkpoint_target_problem(const std::string& path);
 
 std::string shape_string(const std::vector<int64_t>& shape);  // "(256, 784)"
 

@@ -93,7 +93,7 @@ RunLog::RunLog(const std::string& dir, json run, bool append)
   run_["status"] = "running";
   write_run_json();
 
-  events_path_ = dir_ + "/events.jsonl";
+  events_path_ = dir_ + "/" + kEventsJsonl;
   events_ = ::open(events_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
   if (events_ < 0)
     throw std::runtime_error(fmt::format("cannot open {} for writing: {}", events_path_, std::strerror(errno)));
@@ -124,7 +124,7 @@ RunLog::~RunLog() {
 void RunLog::write_run_json() {
   json run = run_;
   strings_for_non_finite(run);  // an argument such as --lr nan is shown as "nan", not null
-  write_file_atomic(dir_ + "/run.json", run.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  write_file_atomic(dir_ + "/" + kRunJson, run.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 void RunLog::event(std::string_view type, int64_t step, json fields) {

@@ -36,6 +36,11 @@
 
 namespace hg::io {
 
+// The two files of a run folder. No other file may take these names there (a checkpoint
+// saved as events.jsonl would replace the log: framework/train/cli.h refuses it).
+inline constexpr const char* kRunJson = "run.json";
+inline constexpr const char* kEventsJsonl = "events.jsonl";
+
 class RunLog {
  public:
   // `dir` is the run folder (created with its parents). `run` holds the run.json fields the

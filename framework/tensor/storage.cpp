@@ -49,7 +49,7 @@ std::shared_ptr<Storage> Storage::allocate(size_t bytes, Device device) {
     if (rounded == 0) rounded = 64;
     s->data = std::aligned_alloc(64, rounded);
     if (!s->data)
-      throw std::runtime_error("out of host memory allocating " + std::to_string(bytes) + " bytes");
+      throw OutOfMemory("out of host memory allocating " + std::to_string(bytes) + " bytes");
   } else {
     require_cuda();
     s->data = hg::cuda::device_malloc(bytes == 0 ? 1 : bytes);

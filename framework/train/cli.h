@@ -42,6 +42,8 @@
 #include <omp.h>
 
 #include "framework/amp/scale_rule.h"
+#include "framework/io/checkpoint.h"
+#include "framework/io/run_log.h"
 #include "framework/tensor/device.h"
 #include "framework/train/run_folder.h"
 #include "cuda/gemm/backend.h"    // --gemm, --tf32: kept by a build without CUDA, read by none
@@ -228,9 +230,9 @@ inline CLI::Validator RunName() {
   return CLI::Validator([](std::string& text) { return run_name_problem(text); }, "NAME");
 }
 
-// --checkpoint, --dot: a file path whose folder exists and can be written now, not after an
-// epoch. The file is written as a temporary and renamed over the path, so the path must not
-// be a device or a pipe (/dev/null would be replaced by a regular file).
+// --dot (and --checkpoint, below): a file path whose folder exists and can be written now,
+// not after an epoch. The file is written as a temporary and renamed over the path, so the
+// path must not be a device or a pipe (/dev/null would be replaced by a regular file).
 inline CLI::Validator WritableFile() {
   return CLI::Validator(
       [](std::string& text) {
@@ -244,6 +246,24 @@ inline CLI::Validator WritableFile() {
         if (!fs::exists(dir, ec)) return text + ": the folder " + dir + " does not exist";
         if (!fs::is_directory(dir, ec)) return text + ": " + dir + " is not a folder";
         return folder_write_problem(dir);
+      },
+      "FILE");
+}
+
+// --checkpoint: a WritableFile that a save may replace. What is at the path now must be a
+// checkpoint or nothing (framework/io/checkpoint.h): never the training text, a run log or
+// any other file, whatever the command line says. And the name is not one of a run log's
+// files, which a run may create after this check. (That the file is not inside another
+// run's folder is check_run_folders()'s: it knows this program's run names.)
+inline CLI::Validator CheckpointFile() {
+  return CLI::Validator(
+      [](std::string& text) {
+        std::string why = WritableFile()(text);
+        if (!why.empty()) return why;
+        const std::string name = std::filesystem::path(text).filename().string();
+        if (name == io::kRunJson || name == io::kEventsJsonl)
+          return text + " is a run log's name (" + name + "); give the checkpoint another";
+        return io::checkpoint_target_problem(text);
       },
       "FILE");
 }
@@ -310,7 +330,7 @@ inline void add_common_flags(CLI::App& app, CommonFlags& f) {
   app.add_option("--limit-train", f.limit_train, "use only the first N training images (-1: all)")->check(ImageLimit());
   app.add_option("--limit-test", f.limit_test, "use only the first N test images (-1: all)")->check(ImageLimit());
   app.add_option("--checkpoint", f.checkpoint, "save a checkpoint to this file after every epoch")
-      ->check(WritableFile());
+      ->check(CheckpointFile());
   app.add_option("--resume", f.resume, "continue training from this checkpoint")->check(CLI::ExistingFile);
   app.add_option("--lr-schedule", f.lr_schedule, "constant | step | cosine, over epochs")
       ->capture_default_str()->check(OneOf({"constant", "step", "cosine"}));

@@ -1,5 +1,6 @@
 #include "framework/train/lm_step.h"
 
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -34,14 +35,19 @@ double accumulate_gradients(nn::GPT& model, const amp::GradScaler& scaler,
   for (const data::TokenBatch& m : micro) {
     if (m.B != micro[0].B || m.T != micro[0].T)
       throw std::invalid_argument("accumulate_gradients: micro-batches of different sizes would weigh their tokens unequally");
-    Tensor loss;
-    {
-      amp::Autocast ac(autocast == DType::F32 ? DType::F16 : autocast, /*enabled=*/autocast != DType::F32);
-      loss = nn::GPT::loss(model.forward(m.x, m.B, m.T), m.y);  // () F32: the mean over B/K·T tokens
+    try {
+      Tensor loss;
+      {
+        amp::Autocast ac(autocast == DType::F32 ? DType::F16 : autocast, /*enabled=*/autocast != DType::F32);
+        loss = nn::GPT::loss(model.forward(m.x, m.B, m.T), m.y);  // () F32: the mean over B/K·T tokens
+      }
+      loss_sum += loss.item();
+      // L_k / K: the batch's loss is the mean of the micro-batch means
+      scaler.scale(K == 1 ? loss : div(loss, K)).backward();
+    } catch (const std::bad_alloc&) {  // the activations did not fit: say how much they need
+      throw std::runtime_error("GPT (" + model.config.str() + "): out of memory in the forward or backward pass: " +
+                               nn::gpt_memory_needs(model.config, m.B));
     }
-    loss_sum += loss.item();
-    // L_k / K: the batch's loss is the mean of the micro-batch means
-    scaler.scale(K == 1 ? loss : div(loss, K)).backward();
   }
   return loss_sum / K;
 }

@@ -44,7 +44,9 @@ std::vector<data::TokenBatch> split_batch(const data::TokenBatch& batch, int64_t
 // BF16 for an autocast region around each forward, or F32 for none. Adds into the .grad of
 // the model's parameters (call opt.zero_grad() before the first micro-batch of a step);
 // returns the batch's mean loss (the mean of the micro-batch losses, unscaled). The
-// micro-batches must all have the same size.
+// micro-batches must all have the same size. An allocation that fails in a forward or
+// backward pass is std::runtime_error saying the bytes the model and a micro-batch need
+// (nn::gpt_memory_needs), not a bare std::bad_alloc.
 double accumulate_gradients(nn::GPT& model, const amp::GradScaler& scaler,
                             const std::vector<data::TokenBatch>& micro, DType autocast);
 

@@ -3,7 +3,7 @@
 //
 //   main(), before any work:
 //     const std::string why = hg::train::check_run_folders({"06_mlp_fp32", "06_mlp_fp16_naive"},
-//                                                          f.overwrite, resuming);
+//                                                          f.overwrite, resuming, f.checkpoint);
 //     if (!why.empty()) -> one line, exit 2
 //   when a run starts:
 //     hg::io::RunLog log(hg::train::claim_run_folder("06_mlp_fp32", f.overwrite, resuming), ...);
@@ -16,7 +16,19 @@
 // Two runs never share a folder: their events would interleave, or the second would wipe
 // the first. A folder that exists is refused, unless --overwrite (replace it: the old run is
 // deleted when the new one starts, not before, so a program that fails on its way there
-// loses nothing) or --resume (continue its log).
+// loses nothing) or --resume (continue its log); not both, since --overwrite would delete
+// the log that --resume continues.
+//
+// A live run's folder is never taken over, whatever the flags. claim_run_folder() locks
+// runs/<name>/.lock (flock, exclusive) and holds the lock until the program ends; the kernel
+// drops it however the program ends (exit, crash, kill -9), so no stale lock is ever left
+// behind. Another program that finds it held refuses, --overwrite and --resume alike, naming
+// the folder and the process (whose pid the holder writes into .lock). --overwrite empties
+// the folder but keeps .lock, so the lock stays on one file from one run to the next.
+//
+// A checkpoint goes where no other run's files are: check_run_folders() refuses a
+// --checkpoint inside the folder of a run that is not one of `names` (the rest of the rules
+// for --checkpoint are framework/train/cli.h's CheckpointFile()).
 #include <string>
 #include <vector>
 
@@ -24,6 +36,7 @@ namespace hg::train {
 
 inline constexpr const char* kRunsRoot = "runs";  // relative to the working folder
 inline constexpr size_t kMaxRunName = 64;
+inline constexpr const char* kRunLockFile = ".lock";  // in each run folder
 
 // "" for a good run name, otherwise why not (for a "--run-name: ..." message).
 std::string run_name_problem(const std::string& name);
@@ -32,12 +45,15 @@ std::string run_name_problem(const std::string& name);
 std::string run_folder(const std::string& name);
 
 // Before any work: every name is a good run name, every runs/<name> is free (or may be
-// replaced or continued), and runs/ can be written. "" or the first problem, in one line.
-std::string check_run_folders(const std::vector<std::string>& names, bool overwrite, bool resume);
+// replaced or continued, and no live run holds it), `checkpoint` ("" for none) is not inside
+// another run's folder, and runs/ can be written. "" or the first problem, in one line.
+std::string check_run_folders(const std::vector<std::string>& names, bool overwrite, bool resume,
+                              const std::string& checkpoint = "");
 
-// When the run starts: replaces runs/<name> (overwrite), keeps it (resume), or creates it,
-// refusing one that appeared since check_run_folders() (another program with the same
-// name). Returns runs/<name> for io::RunLog. Throws std::runtime_error with the reason.
+// When the run starts: locks runs/<name> for this program, then empties it (overwrite),
+// keeps it (resume), or creates it, refusing one that appeared since check_run_folders()
+// (another program with the same name) or that a live run holds. Returns runs/<name> for
+// io::RunLog. Throws std::runtime_error with the reason.
 std::string claim_run_folder(const std::string& name, bool overwrite, bool resume);
 
 // "" when a new file can be created in `dir` (tried with a file created and removed again,

@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
     run_names.push_back(flags.run_name.empty() ? "02_" + m + "_fp32"
                         : models.size() == 1   ? flags.run_name
                                                : flags.run_name + "_" + m);
-  const std::string run_problem = hg::train::check_run_folders(run_names, flags.overwrite, resuming);
+  const std::string run_problem = hg::train::check_run_folders(run_names, flags.overwrite, resuming, flags.checkpoint);
   if (!run_problem.empty()) return hg::train::usage_error(app, run_problem);
 
   hg::Device device = hg::Device::CPU;

@@ -228,17 +228,26 @@ nlohmann::json recorded_flags(const Options& o) {
   return j;
 }
 
+// The model the flags describe, for the corpus's vocabulary.
+hg::nn::GPTConfig model_config(const Options& o, const hg::data::TextCorpus& corpus) {
+  hg::nn::GPTConfig config = o.model;
+  config.vocab_size = corpus.vocab_size();
+  config.tied = !o.untied;
+  return config;
+}
+
 std::string run_name_of(const Options& o) {
   return o.common.run_name.empty() ? std::string("12_gpt_") + o.precision : o.common.run_name;
 }
 
-void save(const Options& o, const hg::nn::GPT& model, const hg::optim::Optimizer& opt,
+void save(const Options& o, const nlohmann::json& text, const hg::nn::GPT& model, const hg::optim::Optimizer& opt,
           const hg::amp::GradScaler& scaler, const hg::Generator& gen, int64_t step) {
   hg::train::TrainingState s;
   s.step = step;
   s.generators["init"] = gen.state();  // dropout draws from it
   s.extra["lesson"] = kLesson;
   s.extra["flags"] = recorded_flags(o);
+  s.extra["data"] = text;  // --resume checks it is still the same text (framework/train/resume.h)
   s.extra["scaler"] = scaler.state_dict();
   hg::train::save_training_checkpoint(o.common.checkpoint, model, &opt, s);
 }
@@ -246,9 +255,7 @@ void save(const Options& o, const hg::nn::GPT& model, const hg::optim::Optimizer
 int train(const Options& o, const hg::data::TextCorpus& corpus, hg::Device device) {
   const int64_t B = o.common.batch_size, T = o.model.block_size, K = o.grad_accum;
   const DType low = autocast_dtype(o.precision);
-  hg::nn::GPTConfig config = o.model;
-  config.vocab_size = corpus.vocab_size();
-  config.tied = !o.untied;
+  const hg::nn::GPTConfig config = model_config(o, corpus);
 
   // ---- the baselines
   const Baselines base = baselines(corpus);
@@ -257,6 +264,8 @@ int train(const Options& o, const hg::data::TextCorpus& corpus, hg::Device devic
               (long long)corpus.val.size(), (long long)config.vocab_size);
   std::printf("  baselines on the validation text: uniform ln V = %.4f, unigram = %.4f nats/char\n\n", base.uniform,
               base.unigram);
+
+  const nlohmann::json text = hg::train::text_fingerprint(corpus);
 
   // ---- model, optimizer, schedule, scaler
   hg::Generator gen(o.common.seed);
@@ -346,7 +355,7 @@ int train(const Options& o, const hg::data::TextCorpus& corpus, hg::Device devic
       std::printf("  %6lld %9.4f %9.4f %9.4f %9.4f %10.3g %10s\n", (long long)step + 1, loss_ema, last_val,
                   base.unigram, base.uniform, opt.lr(), scale_text.c_str());
       std::fflush(stdout);
-      if (!o.common.checkpoint.empty()) save(o, model, opt, scaler, gen, step + 1);
+      if (!o.common.checkpoint.empty()) save(o, text, model, opt, scaler, gen, step + 1);
     }
     if (stop) {
       ++step;
@@ -392,9 +401,7 @@ struct CheckpointingRow {
 
 CheckpointingRow measure_checkpointing(const Options& o, const hg::data::TextCorpus& corpus, hg::Device device,
                                        int64_t depth, bool checkpointed) {
-  hg::nn::GPTConfig config = o.model;
-  config.vocab_size = corpus.vocab_size();
-  config.tied = !o.untied;
+  hg::nn::GPTConfig config = model_config(o, corpus);
   config.n_layer = depth;
   config.checkpoint_blocks = checkpointed;
   hg::Generator gen(o.common.seed);
@@ -509,7 +516,10 @@ int main(int argc, char** argv) {
       ->check(WholeIn(0, kMaxWhole, "a seed from 0 to 2^63-1"));
   app.add_option("--peak-gflops", o.peak_gflops, "the machine's peak for MFU (default: measure it)")
       ->check(NonNegative());
-  app.add_option("--prompt", o.prompt, "text the sample starts from (characters of the corpus)");
+  app.add_option("--prompt", o.prompt, "text the sample starts from (characters of the corpus)")
+      ->check(CLI::Validator(
+          [](std::string& text) { return text.empty() ? "the sample starts from at least one character" : ""; },
+          "TEXT"));
   app.add_flag("--activation-checkpointing", o.model.checkpoint_blocks,
                "keep only each block's input for backward and recompute the block there");
   app.add_flag("--checkpointing-table", o.checkpointing_table,
@@ -550,9 +560,9 @@ int main(int argc, char** argv) {
   const bool resuming = !o.common.resume.empty();
   if (resuming && o.checkpointing_table)
     return usage_error(app, "--checkpointing-table trains fresh models and cannot --resume");
+  TrainingState saved;  // the checkpoint's, when resuming
   if (resuming) {  // the checkpoint's flags fill in what the command line left out
-    int64_t unused = 0;
-    const std::string why = resume_flags(app, o.common.resume, kLesson, recorded_flags(o), unused);
+    const std::string why = resume_flags(app, o.common.resume, kLesson, recorded_flags(o), saved);
     if (!why.empty()) return usage_error(app, why);
   }
   try {
@@ -567,18 +577,30 @@ int main(int argc, char** argv) {
   if (o.warmup >= o.steps)
     return usage_error(app, fmt::format("--warmup {}: must be below --steps {}", o.warmup, o.steps));
   const std::string run_problem =
-      o.checkpointing_table ? "" : check_run_folders({run_name_of(o)}, o.common.overwrite, resuming);
+      o.checkpointing_table ? ""
+                            : check_run_folders({run_name_of(o)}, o.common.overwrite, resuming, o.common.checkpoint);
   if (!run_problem.empty()) return usage_error(app, run_problem);
   hg::Device device = hg::Device::CPU;
   if (!device_from_flag(o.common.device, "lesson_12", device)) return 2;
   apply_threads(o.common.threads);
 
+  // A missing or damaged text is a data problem, exit 1, as in every chapter; a prompt the
+  // vocabulary cannot spell, or a checkpoint of another text, is a command-line error, exit 2.
   hg::data::TextCorpus corpus;
   try {
     corpus = hg::data::load_text_corpus(o.data, o.model.block_size);
-    corpus.encode(o.prompt);  // a prompt the vocabulary cannot spell is a command-line error
   } catch (const std::exception& e) {
-    return usage_error(app, e.what());
+    std::fprintf(stderr, "lesson_12: %s\n", e.what());
+    return 1;
+  }
+  try {
+    corpus.encode(o.prompt);
+  } catch (const std::exception& e) {
+    return usage_error(app, fmt::format("--prompt: {}", e.what()));
+  }
+  if (resuming) {
+    const std::string why = text_problem(o.common.resume, saved, corpus);
+    if (!why.empty()) return usage_error(app, why);
   }
   if (o.checkpointing_table) {
     try {
@@ -590,18 +612,17 @@ int main(int argc, char** argv) {
     return 0;
   }
   show_f16_attention();
-  if (resuming) {
-    // nothing left to train: say so before any work
-    const nlohmann::json meta = hg::io::load_checkpoint(o.common.resume).meta;
-    const int64_t done = meta["train"].value("step", int64_t(0));
-    if (done >= o.steps) {
-      std::printf("%s: all %lld steps of this run are done; nothing to train\n", o.common.resume.c_str(),
-                  (long long)done);
-      return 0;
-    }
+  if (resuming && saved.step >= o.steps) {  // nothing left to train: say so before any work
+    std::printf("%s: all %lld steps of this run are done; nothing to train\n", o.common.resume.c_str(),
+                (long long)saved.step);
+    return 0;
   }
   try {
     return train(o, corpus, device);
+  } catch (const std::bad_alloc&) {  // the optimizer's state, an evaluation, the sample: what it all needs
+    std::fprintf(stderr, "lesson_12: out of memory: %s\n",
+                 hg::nn::gpt_memory_needs(model_config(o, corpus), o.common.batch_size / o.grad_accum).c_str());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson_12: %s\n", e.what());
     return 1;

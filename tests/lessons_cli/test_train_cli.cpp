@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "framework/io/checkpoint.h"
 #include "framework/tensor/tensor.h"
+#include "framework/train/checkpoint.h"
 #include "framework/train/cli.h"
 #include "framework/train/guard.h"
 #include "framework/train/resume.h"
@@ -147,6 +149,124 @@ TEST_CASE("run folders: free, taken, --overwrite, --resume") {
   CHECK_THROWS(train::claim_run_folder("../a", true, false));  // never outside runs/
 }
 
+TEST_CASE("run folders: --overwrite with --resume is refused (it would delete the log it continues)") {
+  InTempFolder tmp;
+  train::claim_run_folder("r", false, false);
+  std::ofstream("runs/r/events.jsonl") << "{\"type\":\"scalar\",\"step\":0}\n";
+  const std::string why = train::check_run_folders({"r"}, true, true);
+  CHECK(why.find("--overwrite") != std::string::npos);
+  CHECK(why.find("--resume") != std::string::npos);
+  CHECK_THROWS_WITH_AS(train::claim_run_folder("r", true, true), doctest::Contains("--resume"), std::runtime_error);
+  CHECK(fs::file_size("runs/r/events.jsonl") > 0);  // nothing deleted
+}
+
+// A run of another program, alive: a child that claims runs/<name> and waits until told to end.
+struct LiveRun {
+  pid_t pid = -1;
+  int go_fd = -1;  // the child ends when this is closed
+  explicit LiveRun(const std::string& name) {
+    int ready[2], go[2];
+    REQUIRE(::pipe(ready) == 0);
+    REQUIRE(::pipe(go) == 0);
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::close(ready[0]);
+      ::close(go[1]);
+      int code = 0;
+      try {
+        train::claim_run_folder(name, false, false);
+        std::ofstream("runs/" + name + "/events.jsonl") << "the live run's\n";
+      } catch (...) {
+        code = 1;
+      }
+      if (::write(ready[1], "x", 1) != 1) code = 1;
+      char c;
+      while (::read(go[0], &c, 1) > 0) {}  // until the parent closes its end
+      ::_exit(code);
+    }
+    ::close(ready[1]);
+    ::close(go[0]);
+    go_fd = go[1];
+    char c;
+    REQUIRE(::read(ready[0], &c, 1) == 1);
+    ::close(ready[0]);
+  }
+  int end() {  // the child's exit code
+    if (go_fd >= 0) ::close(go_fd);
+    go_fd = -1;
+    int status = 0;
+    if (pid > 0) ::waitpid(pid, &status, 0);
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  ~LiveRun() { end(); }
+};
+
+TEST_CASE("run folders: a folder a live run writes is never taken over, not even with --overwrite") {
+  InTempFolder tmp;
+  std::string live_pid;
+  {
+    LiveRun live("race");
+    live_pid = std::to_string(live.pid);
+    const std::string overwrite = train::check_run_folders({"race"}, true, false);
+    INFO(overwrite);
+    CHECK(overwrite.find("runs/race") != std::string::npos);
+    CHECK(overwrite.find("process " + live_pid) != std::string::npos);
+    CHECK(train::check_run_folders({"race"}, false, true) == overwrite);  // nor continued
+    const std::string by_pid = "process " + live_pid;
+    CHECK_THROWS_WITH_AS(train::claim_run_folder("race", true, false), doctest::Contains(by_pid.c_str()),
+                         std::runtime_error);
+    CHECK_THROWS_WITH_AS(train::claim_run_folder("race", false, true), doctest::Contains(by_pid.c_str()),
+                         std::runtime_error);
+    std::ifstream in("runs/race/events.jsonl");
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == "the live run's");  // untouched
+    CHECK(live.end() == 0);
+  }
+  // The lock ends with the process that held it (here it exited; a crash or kill -9 alike):
+  // no stale lock is left behind.
+  CHECK(train::check_run_folders({"race"}, true, false).empty());
+  CHECK(train::claim_run_folder("race", true, false) == "runs/race");
+  CHECK(!fs::exists("runs/race/events.jsonl"));
+  // This program holds it now: it may claim it again (a chapter never does; nothing is lost).
+  CHECK(train::claim_run_folder("race", false, true) == "runs/race");
+}
+
+TEST_CASE("--checkpoint: never over a file that is not a checkpoint, nor into another run's folder") {
+  InTempFolder tmp;
+  std::ofstream("text.txt") << "the training text\n";
+  std::ofstream("empty.ckpt").flush();
+  io::save_checkpoint("good.ckpt", io::Checkpoint{});
+  const CLI::Validator v = train::CheckpointFile();
+  CHECK(refusal(v, "new.ckpt").empty());
+  CHECK(refusal(v, "good.ckpt").empty());   // a checkpoint is replaced by the next one
+  CHECK(refusal(v, "empty.ckpt").empty());  // nothing to lose
+  CHECK(refusal(v, "text.txt") == "text.txt exists and is not a halfgrad checkpoint (it does not start with "
+                                  "HGCKPT); not replacing it");
+  CHECK(refusal(v, "none/x.ckpt") == "none/x.ckpt: the folder none does not exist");  // WritableFile's checks first
+  fs::create_directories("runs/mine");
+  for (const char* log : {"runs/mine/events.jsonl", "runs/mine/run.json", "events.jsonl"})
+    CHECK_MESSAGE(refusal(v, log).find("is a run log's name") != std::string::npos, log);
+  // The save itself holds to the same rule, whoever calls it.
+  CHECK_THROWS_WITH_AS(io::save_checkpoint("text.txt", io::Checkpoint{}), doctest::Contains("not replacing it"),
+                       std::runtime_error);
+  std::ifstream in("text.txt");
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "the training text");
+
+  // Into the program's own run folder, yes; into another run's, no.
+  fs::create_directories("runs/other");
+  CHECK(train::check_run_folders({"mine"}, true, false, "runs/mine/c.ckpt").empty());
+  CHECK(train::check_run_folders({"mine"}, true, false, "c.ckpt").empty());
+  CHECK(train::check_run_folders({"mine"}, true, false, "runs/other/c.ckpt") ==
+        "--checkpoint runs/other/c.ckpt: inside runs/other, the folder of another run (a run folder holds "
+        "one run's files)");
+  CHECK(!train::check_run_folders({"mine"}, true, false, "./runs/../runs/other/c.ckpt").empty());
+}
+
 TEST_CASE("--checkpoint: the folder must exist and take a new file now") {
   InTempFolder tmp;
   fs::create_directories("sub");
@@ -162,7 +282,7 @@ TEST_CASE("--checkpoint: the folder must exist and take a new file now") {
 TEST_CASE("--resume: left-out flags come from the checkpoint, contradicting ones are refused") {
   InTempFolder tmp;
   io::Checkpoint ckpt;
-  ckpt.meta["train"] = {{"step", 40}, {"epoch", 2}, {"batch_in_epoch", 0},
+  ckpt.meta["train"] = {{"step", 40}, {"epoch", 2}, {"batch_in_epoch", 0}, {"generators", {{"init", "7"}}},
                         {"extra", {{"lesson", "02_fp32_training"},
                                    {"flags", {{"--lr", 0.01}, {"--seed", 3}, {"--model", "mlp"}, {"--epochs", 2}}}}}};
   io::save_checkpoint("c.ckpt", ckpt);
@@ -200,6 +320,14 @@ TEST_CASE("--resume: left-out flags come from the checkpoint, contradicting ones
     CHECK(train::resume_flags(app, "c.ckpt", "09_dynamic_loss_scaling", {}, done) ==
           "--resume c.ckpt: a checkpoint of 02_fp32_training, not of 09_dynamic_loss_scaling");
     std::ofstream("junk.ckpt") << "junk";
+    // A file with a valid CRC but a training state of the wrong type: refused in one line,
+    // as every other bad checkpoint (it used to escape as a JSON type_error).
+    io::Checkpoint bad;
+    bad.meta["train"] = {{"step", "3"}, {"epoch", 0}, {"batch_in_epoch", 0}, {"generators", nlohmann::json::object()},
+                         {"extra", {{"lesson", "02_fp32_training"}, {"flags", nlohmann::json::object()}}}};
+    io::save_checkpoint("string_step.ckpt", bad);
+    CHECK(train::resume_flags(app, "string_step.ckpt", "02_fp32_training", {}, done) ==
+          "--resume string_step.ckpt: train.step is missing or not an integer");
     CHECK(train::resume_flags(app, "junk.ckpt", "02_fp32_training", {}, done).rfind("--resume: junk.ckpt", 0) == 0);
   }
 }

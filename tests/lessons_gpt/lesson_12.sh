@@ -16,6 +16,18 @@
 #              without checkpointed blocks, fewer activation bytes with (under a third at
 #              depth 6), no run folder; --activation-checkpointing trains (its memory table's
 #              activations below the plain run's); a table flag alone exits 2
+#   files      no file is lost or mixed: --checkpoint over the training text, over another
+#              run's log or into another run's folder, and --resume with --overwrite, are
+#              each refused (exit 2, one line) and leave every file as it was
+#   live       a run folder a live run writes is not taken over by --overwrite (exit 2, naming
+#              the folder and the process); once that run is gone (killed), it is
+#   data       --resume after the --data text changed (same characters, other text) is
+#              refused, naming the file; with the text it was trained on it resumes
+#   prompt     --prompt '' is refused before any training (exit 2, no run folder)
+#   oversized  a GPT too large for memory (under ulimit -v): exit 1, one line saying how
+#              many bytes its parameters and training need, not "std::bad_alloc"
+#   big_resume --resume of a 1 GiB file that is not a checkpoint (sparse) under a 1 GB
+#              address-space limit: refused from its first bytes, not read whole first
 set -e
 L="$1"
 CASE="$2"
@@ -133,6 +145,95 @@ checkpointing)
     || { echo "checkpointed training held no fewer activation bytes"; exit 1; }
   out=$("$L" --depths 4 2>&1) && exit 1
   echo "$out" | grep -q "belongs to --checkpointing-table" || { echo "$out"; exit 1; } ;;
+files)
+  A="$T --steps 2 --eval-every 1"
+  # refused: exit 2, exactly one line containing $1, no run folder $2 made
+  refused() {
+    [ "$rc" -eq 2 ] || { echo "$out"; echo "expected exit code 2, got $rc"; exit 1; }
+    [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || { echo "$out"; echo "expected one line"; exit 1; }
+    printf '%s\n' "$out" | grep -qF -- "$1" || { echo "$out"; echo "expected: $1"; exit 1; }
+    [ ! -d "runs/$2" ] || { echo "a refused run made runs/$2"; exit 1; }
+  }
+  cp tiny.txt tiny.before
+  rc=0; out=$("$L" $A --checkpoint tiny.txt --run-name f 2>&1) || rc=$?
+  refused "tiny.txt exists and is not a halfgrad checkpoint" f
+  cmp tiny.txt tiny.before || { echo "the training text was changed"; exit 1; }
+  "$L" $A --run-name other >/dev/null
+  cp runs/other/events.jsonl other.before
+  rc=0; out=$("$L" $A --checkpoint runs/other/events.jsonl --run-name f 2>&1) || rc=$?
+  refused "is a run log's name" f
+  rc=0; out=$("$L" $A --checkpoint runs/other/c.ckpt --run-name f 2>&1) || rc=$?
+  refused "inside runs/other, the folder of another run" f
+  cmp runs/other/events.jsonl other.before || { echo "another run's log was changed"; exit 1; }
+  [ ! -e runs/other/c.ckpt ] || { echo "a checkpoint was written into another run's folder"; exit 1; }
+  "$L" $A --stop-after 1 --checkpoint c.ckpt --run-name r >/dev/null
+  cp runs/r/events.jsonl r.before
+  rc=0; out=$("$L" $A --resume c.ckpt --overwrite --run-name r 2>&1) || rc=$?
+  refused "--overwrite and --resume" none
+  cmp runs/r/events.jsonl r.before || { echo "--resume --overwrite changed the run log"; exit 1; }
+  echo "ok: every refusal left the files as they were" ;;
+live)
+  "$L" $T --steps 10000000 --eval-every 10000000 --run-name race >live.txt 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || :; rm -rf "$dir"' EXIT
+  i=0
+  while ! grep -q '"type":"scalar"' runs/race/events.jsonl 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -lt 300 ] || { cat live.txt; echo "the first run never started"; exit 1; }
+    sleep 0.1
+  done
+  rc=0; out=$("$L" $T --steps 2 --eval-every 2 --seed 2 --run-name race --overwrite 2>&1) || rc=$?
+  echo "$out"
+  [ "$rc" -eq 2 ] || { echo "expected exit code 2, got $rc"; exit 1; }
+  [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || { echo "expected one line"; exit 1; }
+  printf '%s\n' "$out" | grep -qF "runs/race" || { echo "the line does not name the folder"; exit 1; }
+  printf '%s\n' "$out" | grep -qF "process $pid" || { echo "the line does not name process $pid"; exit 1; }
+  grep -q '"seed": 0' runs/race/run.json || { cat runs/race/run.json; echo "run.json is not the live run's"; exit 1; }
+  kill $pid
+  wait $pid || true
+  # the lock went with the process: --overwrite now replaces the folder
+  "$L" $T --steps 2 --eval-every 2 --seed 2 --run-name race --overwrite >second.txt
+  grep -q '"seed": 2' runs/race/run.json || { cat runs/race/run.json; echo "run.json is not the second run's"; exit 1; }
+  grep -q '"status": "finished"' runs/race/run.json || { echo "the second run did not finish"; exit 1; } ;;
+data)
+  A="$T --steps 4 --eval-every 2"
+  "$L" $A --stop-after 2 --checkpoint c.ckpt --run-name d >/dev/null
+  cp tiny.txt tiny.trained
+  tr 'ct' 'tc' <tiny.trained >tiny.txt  # the same characters, another text
+  rc=0; out=$("$L" $A --resume c.ckpt --run-name d 2>&1) || rc=$?
+  echo "$out"
+  [ "$rc" -eq 2 ] || { echo "expected exit code 2, got $rc"; exit 1; }
+  [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || { echo "expected one line"; exit 1; }
+  printf '%s\n' "$out" | grep -qF "tiny.txt" || { echo "the line does not name the text"; exit 1; }
+  printf '%s\n' "$out" | grep -qF "another text" || { echo "the line does not say the text changed"; exit 1; }
+  cp tiny.trained tiny.txt
+  "$L" $A --resume c.ckpt --run-name d | grep -q "resumed from c.ckpt at step 2" ;;
+prompt)
+  rc=0; out=$("$L" $T --steps 2 --prompt '' --run-name p 2>&1) || rc=$?
+  echo "$out"
+  [ "$rc" -eq 2 ] || { echo "expected exit code 2, got $rc"; exit 1; }
+  [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || { echo "expected one line, before any training"; exit 1; }
+  printf '%s\n' "$out" | grep -qF -- "--prompt" || { echo "the line does not name --prompt"; exit 1; }
+  [ ! -d runs/p ] || { echo "a run folder was made"; exit 1; } ;;
+oversized)
+  # 256 blocks of width 16384: 3.3e12 bytes of parameters. Under 2 GB of address space, so a
+  # build that tried to allocate them fails at once instead of taking the machine's memory.
+  big=$(echo $T | sed 's/--n-layer 1 --n-head 2 --n-embd 16/--n-layer 256 --n-head 256 --n-embd 16384/')
+  rc=0; out=$(ulimit -v 2000000; "$L" $big --steps 2 --run-name o 2>&1 >/dev/null) || rc=$?
+  echo "$out"
+  [ "$rc" -eq 1 ] || { echo "expected exit code 1, got $rc"; exit 1; }
+  [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || { echo "expected one line"; exit 1; }
+  for say in "out of memory" " parameters" "16 bytes a parameter" "activations"; do
+    printf '%s\n' "$out" | grep -qF -- "$say" || { echo "expected the line to say: $say"; exit 1; }
+  done
+  [ ! -d runs/o ] || { echo "a run folder was made"; exit 1; } ;;
+big_resume)
+  truncate -s 1G big.ckpt
+  rc=0; out=$(ulimit -v 1000000; "$L" $T --resume big.ckpt --run-name b 2>&1) || rc=$?
+  echo "$out"
+  [ "$rc" -eq 2 ] || { echo "expected exit code 2, got $rc"; exit 1; }
+  printf '%s\n' "$out" | grep -qF "big.ckpt: not a valid checkpoint: bad magic" \
+    || { echo "expected the file to be refused from its first bytes"; exit 1; } ;;
 *)
   echo "unknown case $CASE"; exit 1 ;;
 esac

@@ -19,6 +19,7 @@
 
 #include "framework/io/atomic_file.h"
 #include "framework/io/checkpoint.h"
+#include "tests/unit/child_limits.h"
 
 using hg::io::Checkpoint;
 
@@ -312,4 +313,30 @@ TEST_CASE("checkpoint: a save removes the temporaries of killed savers, and only
   CHECK(hg::io::remove_stale_temporaries(path) == 1);  // now it is stale too
   CHECK(!exists(alive));
   ::rmdir(dead_folder.c_str());
+}
+
+TEST_CASE("checkpoint: a huge file is judged by its header before any of it is read") {
+  // Sparse files (no disk used): 1 GiB of zeros, and 10 GiB that starts like a checkpoint of
+  // version 1 but whose header claims another size. Loading either in a child allowed 100 MB
+  // more than it has must refuse from the first 16 bytes, not allocate the file's size first.
+  TempDir dir;
+  const std::string zeros = dir.path + "/zeros.ckpt", claims = dir.path + "/claims.ckpt";
+  auto sparse = [](const std::string& path, const std::vector<uint8_t>& head, off_t size) {
+    write_bytes(path, head);
+    REQUIRE(::truncate(path.c_str(), size) == 0);
+  };
+  sparse(zeros, {}, off_t(1) << 30);
+  std::vector<uint8_t> head = {'H', 'G', 'C', 'K', 'P', 'T', 1, 0};
+  for (int i = 0; i < 8; ++i) head.push_back(uint8_t(uint64_t(12345) >> (8 * i)));  // claims 12345 bytes
+  sparse(claims, head, off_t(10) << 30);
+  const struct { std::string path, why; } cases[] = {
+      {zeros, "bad magic (expected \"HGCKPT\") at byte offset 0"},
+      {claims, "the header says the file is 12345 bytes but it is 10737418240 (trailing bytes)"}};
+  for (const auto& c : cases) {
+    const ChildResult r = run_limited([&] { hg::io::load_checkpoint(c.path); }, size_t(100) << 20, 20);
+    INFO(c.path << ": " << outcome_name(r.outcome) << ": " << r.message);
+    CHECK(r.outcome == ChildResult::Refused);
+    CHECK(r.message.find(c.path + ": not a valid checkpoint: ") == 0);
+    CHECK(r.message.find(c.why) != std::string::npos);
+  }
 }

@@ -17,7 +17,9 @@
 #include "framework/nn/models/gpt.h"
 #include "framework/ops/ops.h"
 #include "framework/optim/adam.h"
+#include "framework/train/lm_step.h"
 #include "tests/reference/nn/fixture.h"
+#include "tests/unit/child_limits.h"
 
 using namespace hg;
 using nlohmann::json;
@@ -350,5 +352,54 @@ TEST_CASE("GPT: checkpointed blocks give the same loss and gradient bits, for a 
     for (size_t i = 0; i < plain.grads.size(); ++i) CHECK(ckpt.grads[i] == plain.grads[i]);
     CHECK(plain.activation_peak > 0);
     CHECK(3 * ckpt.activation_peak <= plain.activation_peak);
+  }
+}
+
+TEST_CASE("GPT: a model or a batch too large for memory says how many bytes it needs, not std::bad_alloc") {
+  // Each in a child allowed 100 MB more than it holds. The parameter count is checked against
+  // GPT-2's formula L(12C² + 13C) + VC + TC + 2C (tied head), written out here.
+  auto count = [](int64_t L, int64_t C, int64_t V, int64_t T) {
+    return L * (12 * C * C + 13 * C) + V * C + T * C + 2 * C;
+  };
+  auto config = [](int64_t L, int64_t H, int64_t C, int64_t T, int64_t V) {
+    nn::GPTConfig c;
+    c.n_layer = L, c.n_head = H, c.n_embd = C, c.block_size = T, c.vocab_size = V;
+    return c;
+  };
+  const nn::GPTConfig small = config(2, 2, 16, 8, 11);
+  Generator g0(0);
+  CHECK(nn::gpt_memory(small).parameters == nn::GPT(small, g0).num_parameters());
+  CHECK(nn::gpt_memory(small).parameters == count(2, 16, 11, 8));
+
+  const struct { const char* what; nn::GPTConfig c; int64_t batch; std::string must_say; } cases[] = {
+      // 3.3e12 bytes of parameters: more than any machine this runs on (refused before allocating)
+      {"huge", config(256, 256, 16384, 1024, 50304), 0, "parameters"},
+      // 403 MB of parameters: more than the child may allocate (the allocation fails)
+      {"over the limit", config(2, 4, 2048, 64, 18), 0, "parameters"},
+      // a tiny model, but a batch whose attention scores alone are 537 MB
+      {"batch", config(1, 2, 32, 256, 10), 1024, "a batch of 1024 sequences"}};
+  for (const auto& c : cases) {
+    const ChildResult r = run_limited(
+        [&] {
+          Generator gen(0);
+          nn::GPT model(c.c, gen);
+          if (c.batch == 0) return;
+          data::TokenBatch b;
+          b.B = c.batch, b.T = c.c.block_size;
+          b.x.assign(size_t(b.B * b.T), 1);
+          b.y.assign(size_t(b.B * b.T), 2);
+          const amp::GradScaler off(amp::ScaleRule{}, /*enabled=*/false);
+          train::accumulate_gradients(model, off, {b}, DType::F32);
+        },
+        size_t(100) << 20, 60);
+    INFO(c.what << ": " << outcome_name(r.outcome) << ": " << r.message);
+    CHECK(r.outcome == ChildResult::Refused);
+    CHECK(r.message.find("out of memory") != std::string::npos);
+    CHECK(r.message.find(c.must_say) != std::string::npos);
+    // the parameters, exactly, and what AdamW training adds: 16 bytes a parameter
+    const int64_t n = count(c.c.n_layer, c.c.n_embd, c.c.vocab_size, c.c.block_size);
+    CHECK(r.message.find(std::to_string(n) + " parameters") != std::string::npos);
+    CHECK(r.message.find("16 bytes a parameter") != std::string::npos);
+    CHECK(r.message.find("activations") != std::string::npos);
   }
 }

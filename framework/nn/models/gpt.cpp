@@ -2,11 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <new>
 #include <stdexcept>
 
 #include "framework/autograd/checkpoint.h"
 #include "framework/autograd/grad_mode.h"
+#include "framework/memory/formulas.h"
+#include "framework/memory/report.h"
 #include "framework/nn/init.h"
 #include "framework/ops/ops.h"
 
@@ -134,6 +139,34 @@ Tensor Block::forward(const Tensor& x_in) {
   return add(x, mlp->forward(ln_2->forward(x)));
 }
 
+// ---- memory --------------------------------------------------------------------------------
+
+GPTMemory gpt_memory(const GPTConfig& c) {
+  const int64_t C = c.n_embd, V = c.vocab_size, T = c.block_size;
+  GPTMemory m;
+  // a block: ln_1, ln_2 (2C each), c_attn (3C² + 3C), c_proj (C² + C), c_fc (4C² + 4C),
+  // mlp.c_proj (4C² + C) = 12C² + 13C; then wte (VC), wpe (TC), ln_f (2C), lm_head untied (VC)
+  m.parameters = c.n_layer * (12 * C * C + 13 * C) + V * C + T * C + 2 * C + (c.tied ? 0 : V * C);
+  m.parameter_bytes = 4.0 * double(m.parameters);
+  m.training_bytes = 16.0 * double(m.parameters);
+  m.activation_bytes_per_sequence = 2.0 * double(c.n_layer) * memory::activation_bytes_per_layer(T, 1, C, c.n_head) +
+                                    2.0 * double(T) * double(V) * 4.0;
+  return m;
+}
+
+std::string gpt_memory_needs(const GPTConfig& c, int64_t batch) {
+  const GPTMemory m = gpt_memory(c);
+  auto bytes = [](double b) { return memory::human_bytes(int64_t(std::llround(b))); };
+  return fmt::format("{} parameters take {} in F32; training them with AdamW takes {} (16 bytes a parameter: the "
+                     "parameters, their gradients and AdamW's two moments), and the activations about {} a "
+                     "sequence of {} tokens{}",
+                     m.parameters, bytes(m.parameter_bytes), bytes(m.training_bytes),
+                     bytes(m.activation_bytes_per_sequence), c.block_size,
+                     batch > 0 ? fmt::format(" ({} for a batch of {} sequences)",
+                                             bytes(m.activation_bytes_per_sequence * double(batch)), batch)
+                               : "");
+}
+
 // ---- the transformer and the model ----------------------------------------------------------
 
 GPTTransformer::GPTTransformer(const GPTConfig& c, Generator& gen)
@@ -180,8 +213,21 @@ Tensor GPTTransformer::forward(const Tensor& ids) {
 }
 
 GPT::GPT(const GPTConfig& c, Generator& gen) : config(validated(c)) {
-  transformer = register_module("transformer", std::make_shared<GPTTransformer>(c, gen));
-  if (!c.tied) lm_head = register_module("lm_head", gpt_linear(c.n_embd, c.vocab_size, false, kInitStd, gen));
+  // Parameters that cannot fit are refused before any is allocated: the allocations could
+  // succeed one by one (Linux promises memory it has not got) and the program be killed
+  // when the initialisation writes them, with no message at all.
+  const double machine = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  if (machine > 0 && gpt_memory(c).parameter_bytes > machine)
+    throw std::runtime_error(fmt::format("GPT ({}): out of memory: its parameters alone are more than the {} of "
+                                         "memory this machine has; {}",
+                                         c.str(), memory::human_bytes(int64_t(machine)), gpt_memory_needs(c)));
+  try {
+    transformer = register_module("transformer", std::make_shared<GPTTransformer>(c, gen));
+    if (!c.tied) lm_head = register_module("lm_head", gpt_linear(c.n_embd, c.vocab_size, false, kInitStd, gen));
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error(
+        fmt::format("GPT ({}): out of memory creating its parameters: {}", c.str(), gpt_memory_needs(c)));
+  }
 }
 
 const Tensor& GPT::head_weight() const { return config.tied ? transformer->wte->weight : lm_head->weight; }

@@ -162,6 +162,29 @@ class GPT : public Module {
   std::vector<fp8::ScaleRecord> fp8_records() const;
 };
 
+// ---- memory: what a configuration needs, known before anything is allocated ----------------
+// For the message of an allocation that fails: a std::bad_alloc alone says nothing. The GPT
+// constructor refuses parameters larger than the machine's memory before allocating any, and
+// turns a failed allocation into std::runtime_error with gpt_memory_needs(); so does
+// train::accumulate_gradients() for the forward and backward passes.
+//   parameters         exactly: L(12C² + 13C) + VC + TC + 2C, and VC more untied (GPT-2's count)
+//   training (AdamW)   16 bytes a parameter in F32: the parameters, their gradients and AdamW's
+//                      two moments (framework/memory/formulas.h, the ZeRO table's FP32 Adam row)
+//   activations        an estimate for one sequence of block_size tokens: Korthikanti et al.'s
+//                      per-layer count sbh(34 + 5as/h), which is for 16-bit values, doubled for
+//                      F32, plus the logits and their gradient (2·T·V F32 values)
+struct GPTMemory {
+  int64_t parameters = 0;
+  double parameter_bytes = 0;                 // 4 a parameter
+  double training_bytes = 0;                  // 16 a parameter
+  double activation_bytes_per_sequence = 0;   // the estimate above
+};
+GPTMemory gpt_memory(const GPTConfig& config);
+// "N parameters take X in F32; training them with AdamW takes Y (16 bytes a parameter: ...),
+// and the activations about Z a sequence of T tokens (W for a batch of B sequences)";
+// batch 0 leaves out the part in brackets.
+std::string gpt_memory_needs(const GPTConfig& config, int64_t batch = 0);
+
 // Sampling: extends `prompt` (token ids, at least one) by `n_new` tokens, one at a time:
 // the logits of the last position (of at most block_size) are divided by `temperature`
 // (< 1 sharper, > 1 flatter; > 0), and the next id is drawn from their softmax with `gen`.
