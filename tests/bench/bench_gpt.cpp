@@ -5,9 +5,14 @@
 //   OUT/init.json    their names and shapes, the configuration and the recipe
 //   OUT/batches.bin  the token ids of every step, int32: N × (x: B·T, then y: B·T)
 //
-// then trains (AdamW, warmup + cosine, clipping, FP32, the lesson's data order) and prints
-// one line per step, "step S loss L", and "RESULT framework=halfgrad ms_per_step=..".
+// then trains (AdamW, warmup + cosine, clipping, the lesson's data order) and prints one line
+// per step, "step S loss L", and "RESULT framework=halfgrad precision=.. ms_per_step=..".
 // tests/bench/torch_gpt.py reads the same files and prints the same lines.
+//
+//   --precision fp32       everything in F32
+//   --precision amp_bf16   chapter 12's BF16 AMP: the forward pass and the loss inside an
+//                          Autocast(BF16) region (matmuls on the CPU's BF16 unit, softmax and
+//                          the loss in F32), F32 weights and gradients, no GradScaler
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -21,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/text.h"
+#include "framework/amp/autocast.h"
 #include "framework/amp/unscale.h"
 #include "framework/io/atomic_file.h"
 #include "framework/nn/models/gpt.h"
@@ -51,8 +57,10 @@ int main(int argc, char** argv) {
   int64_t B = 16, steps = 30, warmup = 5, threads = 2;
   double lr = 2e-3, weight_decay = 0.1, clip = 1.0;
   uint64_t seed = 0;
-  std::string out, data;
+  std::string out, data, precision = "fp32";
   app.add_option("--out", out, "folder for init.bin, init.json, batches.bin")->required();
+  app.add_option("--precision", precision, "fp32 | amp_bf16 (autocast BF16, no scaler, as chapter 12)")
+      ->capture_default_str()->check(CLI::IsMember({"fp32", "amp_bf16"}));
   app.add_option("--steps", steps)->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(100000)));
   app.add_option("--threads", threads)->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1024)));
   app.add_option("--batch-size", B)->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(65536)));
@@ -90,6 +98,7 @@ int main(int argc, char** argv) {
     nlohmann::json meta = {{"config", {{"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd},
                                        {"block_size", c.block_size}, {"vocab_size", c.vocab_size}, {"tied", true}}},
                            {"params", params}, {"B", B}, {"T", T}, {"steps", steps}, {"threads", threads},
+                           {"precision", precision},
                            {"adamw", {{"betas", {0.9, 0.99}}, {"eps", 1e-8}, {"weight_decay", weight_decay}}},
                            {"clip", clip}, {"lr", nlohmann::json::array()}};
     for (int64_t s = 0; s < steps; ++s) meta["lr"].push_back(schedule.lr_at(s));
@@ -98,6 +107,7 @@ int main(int argc, char** argv) {
     hg::io::write_file_atomic(out + "/init.json", meta.dump());
 
     // ---- chapter 12's step, timed
+    const bool bf16 = precision == "amp_bf16";
     hg::optim::AdamOptions ao;
     ao.lr = lr;
     ao.beta2 = 0.99;
@@ -109,8 +119,12 @@ int main(int argc, char** argv) {
       const hg::data::TokenBatch b = hg::data::random_batch(corpus.train, B, T, seed, s);
       opt.set_lr(schedule.lr_at(s));
       opt.zero_grad();
-      hg::Tensor loss = hg::nn::GPT::loss(model.forward(b.x, B, T), b.y);
-      loss.backward();
+      hg::Tensor loss;
+      {
+        hg::amp::Autocast ac(hg::DType::BF16, bf16);  // enabled = false for fp32: the same step
+        loss = hg::nn::GPT::loss(model.forward(b.x, B, T), b.y);
+      }
+      loss.backward();  // BF16 has F32's range: no loss scaling
       hg::amp::clip_grad_norm_(opt.params(), clip);
       opt.step();
       const double dt = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -118,7 +132,7 @@ int main(int argc, char** argv) {
       std::printf("step %lld loss %.6f\n", (long long)s + 1, loss.item());
       std::fflush(stdout);
     }
-    std::printf("RESULT framework=halfgrad ms_per_step=%.1f\n",
+    std::printf("RESULT framework=halfgrad precision=%s ms_per_step=%.1f\n", precision.c_str(),
                 steps > 2 ? 1000.0 * seconds / double(steps - 2) : 0.0);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_gpt: %s\n", e.what());
