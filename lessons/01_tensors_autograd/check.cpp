@@ -95,7 +95,8 @@ std::string which_mistake(const Matrix& got, const Matrix& y, const Matrix& dy, 
 }
 
 // Grades one shape; dy of row `constant_row` (if >= 0) is the same number in every column.
-std::string grade(int64_t rows, int64_t cols, double logit_scale, int64_t constant_row, uint32_t seed) {
+std::string grade(grader::Grader& g, int64_t rows, int64_t cols, double logit_scale, int64_t constant_row,
+                  uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> normal(0.0, 1.0);
   Matrix x(rows * cols), dy(rows * cols);
@@ -104,8 +105,8 @@ std::string grade(int64_t rows, int64_t cols, double logit_scale, int64_t consta
   if (constant_row >= 0)
     for (int64_t c = 0; c < cols; ++c) dy[constant_row * cols + c] = 0.75;
   const Matrix y = softmax(x, rows, cols);
+  const Matrix got = g.run([&] { return softmax_backward(y, dy, rows, cols); });
   const Matrix want = finite_differences(x, dy, rows, cols);
-  const Matrix got = softmax_backward(y, dy, rows, cols);
   if (got.size() != want.size())
     return format("dx has %zu numbers; it must have one per element of x, %lld (the shape of x).", got.size(),
                   (long long)want.size());
@@ -136,11 +137,11 @@ int main(int argc, char** argv) {
                    {"hg::cross_entropy", "the engine's fused softmax + cross-entropy"},
                    {"hg::Tensor::backward", "autograd, which runs the engine's own softmax backward"},
                    {"hg::backward", "autograd, which runs the engine's own softmax backward"}});
-  g.check("one row of two numbers", [] { return grade(1, 2, 1.0, -1, 1); });
-  g.check("one row of seven numbers", [] { return grade(1, 7, 1.0, -1, 2); });
-  g.check("three rows of four: each row is its own softmax", [] { return grade(3, 4, 1.0, -1, 3); });
-  g.check("a confident row (large logits: y is nearly one-hot)", [] { return grade(2, 5, 6.0, -1, 4); });
+  g.check("one row of two numbers", [&] { return grade(g, 1, 2, 1.0, -1, 1); });
+  g.check("one row of seven numbers", [&] { return grade(g, 1, 7, 1.0, -1, 2); });
+  g.check("three rows of four: each row is its own softmax", [&] { return grade(g, 3, 4, 1.0, -1, 3); });
+  g.check("a confident row (large logits: y is nearly one-hot)", [&] { return grade(g, 2, 5, 6.0, -1, 4); });
   g.check("a row whose dy is the same everywhere gets dx = 0 (softmax ignores a constant shift)",
-          [] { return grade(4, 6, 1.0, 2, 5); });
+          [&] { return grade(g, 4, 6, 1.0, 2, 5); });
   return g.finish();
 }

@@ -23,14 +23,31 @@ namespace {
 
 constexpr int kBdx = 32, kBdy = 8;
 
-std::string coverage(int M, int N) {
+// Calls fn(bx, by, tx, ty) for every thread of a grid of gx x gy blocks, in this order.
+template <class Fn>
+void every_thread(int gx, int gy, Fn fn) {
+  for (int by = 0; by < gy; ++by)
+    for (int bx = 0; bx < gx; ++bx)
+      for (int ty = 0; ty < kBdy; ++ty)
+        for (int tx = 0; tx < kBdx; ++tx) fn(bx, by, tx, ty);
+}
+
+std::string coverage(grader::Grader& g, int M, int N) {
   std::vector<int> count(size_t(M) * N, 0);
   const int gx = (N + kBdx - 1) / kBdx, gy = (M + kBdy - 1) / kBdy;
+  const std::vector<Element> mapped = grader::sized(g.run([&] {
+    std::vector<Element> out;
+    every_thread(gx, gy, [&](int bx, int by, int tx, int ty) {
+      out.push_back(coalesced_element(bx, by, tx, ty, kBdx, kBdy));
+    });
+    return out;
+  }), size_t(gx) * gy * kBdx * kBdy);
+  size_t next = 0;
   for (int by = 0; by < gy; ++by)
     for (int bx = 0; bx < gx; ++bx)
       for (int ty = 0; ty < kBdy; ++ty)
         for (int tx = 0; tx < kBdx; ++tx) {
-          const Element e = coalesced_element(bx, by, tx, ty, kBdx, kBdy);
+          const Element e = mapped[next++];
           if (e.row < 0 || e.col < 0) return format("thread (%d, %d) of block (%d, %d) got C[%d][%d]: outside C.", tx, ty, bx, by, e.row, e.col);
           if (e.row < M && e.col < N) ++count[size_t(e.row) * N + e.col];
         }
@@ -44,18 +61,29 @@ std::string coverage(int M, int N) {
   return "";
 }
 
-std::string coalescing() {
+std::string coalescing(grader::Grader& g) {
   const int N = 1024;
+  // The learner's map for the 32 lanes of warp ty of blocks (0|7, 0|5), lane by lane.
+  const std::vector<Element> mapped = grader::sized(g.run([] {
+    std::vector<Element> out;
+    for (int by : {0, 5})
+      for (int bx : {0, 7})
+        for (int ty : {0, 3})
+          for (int tx = 0; tx < 32; ++tx) out.push_back(coalesced_element(bx, by, tx, ty, kBdx, kBdy));
+    return out;
+  }), 8 * 32);
+  size_t warp = 0;
   for (int by : {0, 5})
     for (int bx : {0, 7})
       for (int ty : {0, 3}) {
+        const Element* lane = &mapped[32 * warp++];
         std::vector<long> lines;
-        Element first = coalesced_element(bx, by, 0, ty, kBdx, kBdy);
+        Element first = lane[0];
         for (int tx = 0; tx < 32; ++tx) {
-          const Element e = coalesced_element(bx, by, tx, ty, kBdx, kBdy);
+          const Element e = lane[tx];
           if (e.row != first.row || e.col != first.col + tx) {
             for (int t = 0; t < 32; ++t) {
-              const Element f = coalesced_element(bx, by, t, ty, kBdx, kBdy);
+              const Element f = lane[t];
               lines.push_back((long(f.row) * N + f.col) / 32);  // 32 floats per 128-byte line
             }
             std::sort(lines.begin(), lines.end());
@@ -81,13 +109,16 @@ Warp lanes(const std::vector<float>& v, int offset = 0) {
   return w;
 }
 
-std::string check_warp(const std::vector<float>& v, bool exact) {
+std::string check_warp(grader::Grader& g, const std::vector<float>& v, bool exact) {
+  const auto [out, shuffles] = g.run([&] {
+    g_shuffles = 0;  // exercise.h's shuffle counts its calls
+    const Warp w = warp_sum(lanes(v));
+    return std::make_pair(w, g_shuffles);
+  });
   double sum = 0, bound = 0;
   for (int l = 0; l < 32; ++l) sum += v[l], bound += std::fabs(v[l]);
   bound *= 32 * std::ldexp(1.0, -24) / (1 - 32 * std::ldexp(1.0, -24));
-  g_shuffles = 0;
-  const Warp out = warp_sum(lanes(v));
-  if (g_shuffles == 0 && out.lane[0] != v[0])
+  if (shuffles == 0 && out.lane[0] != v[0])
     return "No shuffle was used. A warp's lanes cannot read each other's registers: values move between "
            "lanes only through shuffles (shfl_xor here, __shfl_xor_sync on the GPU). " + see("## 2. Reduction");
   for (int l = 0; l < 32; ++l) {
@@ -95,12 +126,12 @@ std::string check_warp(const std::vector<float>& v, bool exact) {
     if (exact ? got != sum : !(std::fabs(got - sum) <= bound)) {
       std::string why = format("lane %d holds %.9g; the sum of the 32 values is %.9g.%s\n", l, got, sum,
                                l == 0 ? "" : " (lane 0 may be right: every lane must hold the sum.)");
-      if (g_shuffles == 0)
+      if (shuffles == 0)
         return why + "Still the TODO? Values move between lanes only through shuffles (shfl_xor here, "
                      "__shfl_xor_sync on the GPU). " + see("## 2. Reduction");
-      if (g_shuffles < 5)
+      if (shuffles < 5)
         return why + format("%d shuffle steps: each step doubles the number of values a lane's sum covers, so "
-                            "32 values need 5 (masks 16, 8, 4, 2, 1). ", g_shuffles) + see("## 2. Reduction");
+                            "32 values need 5 (masks 16, 8, 4, 2, 1). ", shuffles) + see("## 2. Reduction");
       return why + "Each step adds to every lane the value of its partner lane l ^ mask, with a different mask "
                    "each time, so that the partners cover all 32 lanes. " + see("## 2. Reduction");
     }
@@ -109,25 +140,29 @@ std::string check_warp(const std::vector<float>& v, bool exact) {
                     "numbers at every step, so all lanes end with the same bits.", l, double(out.lane[l]),
                     double(out.lane[0]));
   }
-  if (g_shuffles != 5)
+  if (shuffles != 5)
     return format("The sum is right, with %d shuffles; the butterfly needs exactly 5 (log2 32): every shuffle is "
-                  "an instruction every lane of the warp executes.", g_shuffles);
+                  "an instruction every lane of the warp executes.", shuffles);
   return "";
 }
 
-std::string check_block(const std::vector<float>& x, bool exact) {
+std::string check_block(grader::Grader& g, const std::vector<float>& x, bool exact) {
+  const auto [sum_of_block, shuffles] = g.run([&] {
+    g_shuffles = 0;
+    const float s = block_sum(x.data());
+    return std::make_pair(s, g_shuffles);
+  });
+  const double got = sum_of_block;
   double sum = 0, bound = 0;
   for (float v : x) sum += v, bound += std::fabs(v);
   bound *= 256 * std::ldexp(1.0, -24) / (1 - 256 * std::ldexp(1.0, -24));
-  g_shuffles = 0;
-  const double got = block_sum(x.data());
   if (exact ? got != sum : !(std::fabs(got - sum) <= bound))
     return format("block_sum gave %.9g; the sum of the 256 values is %.9g. Each of the 8 warps sums its 32 "
                   "values and writes the result to its slot of shared memory; then one warp sums the 8 slots.",
                   got, sum);
-  if (g_shuffles < 40)
+  if (shuffles < 40)
     return format("The sum is right, but only %d shuffles were made: 8 warps of 32 threads each reduce their "
-                  "own values with warp_sum (5 shuffles each) before meeting in shared memory.", g_shuffles);
+                  "own values with warp_sum (5 shuffles each) before meeting in shared memory.", shuffles);
   return "";
 }
 
@@ -153,15 +188,16 @@ int main(int argc, char** argv) {
   g.own_code_only({{"hg::cuda::gemm::coalesced_coord", "the ladder's own rung-02 map (cuda/gemm/layout.h)"},
                    {"hg::cuda::gemm::naive_coord", "the ladder's own rung-01 map (cuda/gemm/layout.h)"}});
   g.check("every element of C (100 x 70, and 1024 x 1024) is computed by exactly one thread",
-          [] { std::string why = coverage(100, 70); return why.empty() ? coverage(1024, 1024) : why; });
-  g.check("a warp's 32 lanes store 32 consecutive floats of one row (one 128-byte line)", coalescing);
+          [&] { std::string why = coverage(g, 100, 70); return why.empty() ? coverage(g, 1024, 1024) : why; });
+  g.check("a warp's 32 lanes store 32 consecutive floats of one row (one 128-byte line)",
+          [&] { return coalescing(g); });
   g.check("warp_sum of small integers: every lane holds the exact sum",
-          [] { return check_warp(small_integers(32, 1), true); });
+          [&] { return check_warp(g, small_integers(32, 1), true); });
   g.check("warp_sum of random floats: every lane the same bits, within the F32 bound",
-          [] { return check_warp(random_floats(32, 2), false); });
-  g.check("block_sum of 256 values (small integers exact; random floats within the F32 bound)", [] {
-    std::string why = check_block(small_integers(256, 3), true);
-    return why.empty() ? check_block(random_floats(256, 4), false) : why;
+          [&] { return check_warp(g, random_floats(32, 2), false); });
+  g.check("block_sum of 256 values (small integers exact; random floats within the F32 bound)", [&] {
+    std::string why = check_block(g, small_integers(256, 3), true);
+    return why.empty() ? check_block(g, random_floats(256, 4), false) : why;
   });
   return g.finish();
 }

@@ -114,21 +114,29 @@ std::vector<float> floats(int n, double lo, double hi, bool integers, uint32_t s
   return v;
 }
 
-std::string one_tile(bool integers, uint32_t seed, bool alias) {
+// The learner's D for one tile; with `alias`, C and D are the same array (D starts as C).
+Tile learner_tile(grader::Grader& g, const std::vector<half>& A, const std::vector<half>& B, const Tile& C,
+                  bool alias) {
+  return g.run([&] {
+    Tile D(256, -1.0f);
+    if (alias) {
+      D = C;
+      mma_16x16x16(A.data(), B.data(), D.data(), D.data());
+    } else {
+      mma_16x16x16(A.data(), B.data(), C.data(), D.data());
+    }
+    return D;
+  });
+}
+
+std::string one_tile(grader::Grader& g, bool integers, uint32_t seed, bool alias) {
   const auto A = halves(256, -2, 2, integers, seed), B = halves(256, -2, 2, integers, seed + 1);
   const Tile C = floats(256, -8, 8, integers, seed + 2);
+  const Tile D = grader::sized(learner_tile(g, A, B, C, alias), 256);
   const Tile want = tile_by(right, A, B, C);
-  Tile D(256, -1.0f);
-  if (alias) {
-    D = C;
-    mma_16x16x16(A.data(), B.data(), D.data(), D.data());
-  } else {
-    mma_16x16x16(A.data(), B.data(), C.data(), D.data());
-  }
   std::string why = compare_tile(D, want, A, B, C, !integers);
   if (!why.empty() && alias) {
-    Tile D2(256);
-    mma_16x16x16(A.data(), B.data(), C.data(), D2.data());
+    const Tile D2 = grader::sized(learner_tile(g, A, B, C, false), 256);
     if (compare_tile(D2, want, A, B, C, false).empty())
       return why + "\nWith separate C and D it is right: your code writes D before it has read all of C it "
                    "needs. acc = a·b + acc is how every mma along K is called.";
@@ -153,10 +161,13 @@ std::vector<float> reference_gemm(int M, int N, int K, const std::vector<half>& 
   return C;
 }
 
-std::string gemm(int M, int N, int K, bool integers, uint32_t seed) {
+std::string gemm(grader::Grader& g, int M, int N, int K, bool integers, uint32_t seed) {
   const auto A = halves(M * K, -2, 2, integers, seed), B = halves(K * N, -2, 2, integers, seed + 1);
-  std::vector<float> got(size_t(M) * N, -1.0f);
-  tiled_gemm(M, N, K, A.data(), B.data(), got.data());
+  const std::vector<float> got = grader::sized(g.run([&] {
+    std::vector<float> C(size_t(M) * N, -1.0f);
+    tiled_gemm(M, N, K, A.data(), B.data(), C.data());
+    return C;
+  }), size_t(M) * N);
   const std::vector<float> want = reference_gemm(M, N, K, A, B, false);
   if (integers) {  // exact in any order: also what halfgrad's CPU GEMM (and a GPU) gives
     std::vector<float> lib(size_t(M) * N);
@@ -199,20 +210,20 @@ int main(int argc, char** argv) {
                    {"hg::cpu::sgemm", "halfgrad's F32 GEMM"},
                    {"hg::matmul", "the engine's matmul"},
                    {"hg::linear", "the engine's linear op"}});
-  g.check("one tile of small integers: exact", [] { return one_tile(true, 1, false); });
-  g.check("one tile of random values: bit for bit the F32 k-order sum from C", [] { return one_tile(false, 4, false); });
-  g.check("2048 + fifteen 1s: the accumulator is F32", [] {
+  g.check("one tile of small integers: exact", [&] { return one_tile(g, true, 1, false); });
+  g.check("one tile of random values: bit for bit the F32 k-order sum from C",
+          [&] { return one_tile(g, false, 4, false); });
+  g.check("2048 + fifteen 1s: the accumulator is F32", [&] {
     std::vector<half> A(256, half(0.0f)), B(256, half(1.0f));
     for (int i = 0; i < 16; ++i)
       for (int k = 0; k < 15; ++k) A[i * 16 + k] = half(1.0f);
     const Tile C(256, 2048.0f);
-    Tile D(256);
-    mma_16x16x16(A.data(), B.data(), C.data(), D.data());
+    const Tile D = grader::sized(learner_tile(g, A, B, C, false), 256);
     return compare_tile(D, tile_by(right, A, B, C), A, B, C, true);
   });
-  g.check("C and D the same array (acc = a·b + acc)", [] { return one_tile(false, 7, true); });
-  g.check("tiled_gemm 48 x 32 x 64 of small integers: exact", [] { return gemm(48, 32, 64, true, 10); });
+  g.check("C and D the same array (acc = a·b + acc)", [&] { return one_tile(g, false, 7, true); });
+  g.check("tiled_gemm 48 x 32 x 64 of small integers: exact", [&] { return gemm(g, 48, 32, 64, true, 10); });
   g.check("tiled_gemm 32 x 48 x 256 of random values: one F32 accumulator per tile, through all of K",
-          [] { return gemm(32, 48, 256, false, 20); });
+          [&] { return gemm(g, 32, 48, 256, false, 20); });
   return g.finish();
 }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "framework/dtype/half.h"
@@ -92,14 +93,29 @@ std::string diagnose(const State& before, const State& got, const State& want, i
   return "";
 }
 
-// Runs `steps` steps of gradients from `grad_of(step)`; "" when every step matches.
+// Runs `steps` steps of gradients from `grad_of(step)`; "" when every step matches. The
+// learner's steps run first, all of them in one child, which returns the state after each.
 template <class GradOf>
-std::string run(const std::vector<float>& weights, int steps, float lr, float momentum, GradOf grad_of) {
-  State got = start_from(weights), want = start_from(weights);
+std::string run(grader::Grader& g, const std::vector<float>& weights, int steps, float lr, float momentum,
+                GradOf grad_of) {
+  std::vector<std::vector<half>> grads;
+  for (int s = 0; s < steps; ++s) grads.push_back(grad_of(s));
+  using Step = std::tuple<std::vector<half>, std::vector<float>, std::vector<float>>;  // model, master, velocity
+  const std::vector<Step> after = grader::sized(g.run([&] {
+    State mine = start_from(weights);
+    std::vector<Step> out;
+    for (int s = 0; s < steps; ++s) {
+      master_weight_step(mine.model, mine.master, mine.velocity, grads[size_t(s)], lr, momentum);
+      out.emplace_back(mine.model, mine.master, mine.velocity);
+    }
+    return out;
+  }), size_t(steps));
+  State want = start_from(weights);
   for (int s = 0; s < steps; ++s) {
-    const std::vector<half> grad = grad_of(s);
+    const std::vector<half>& grad = grads[size_t(s)];
     const State before = want;
-    master_weight_step(got.model, got.master, got.velocity, grad, lr, momentum);
+    State got;
+    std::tie(got.model, got.master, got.velocity) = after[size_t(s)];
     reference_step(want, grad, lr, momentum);
     if (got.model.size() != want.model.size() || got.master.size() != want.master.size() ||
         got.velocity.size() != want.velocity.size())
@@ -130,23 +146,23 @@ int main(int argc, char** argv) {
   for (float& w : random_weights) w = 0.1f * normal(rng);
 
   g.check("one step on random weights (lr 0.01, no momentum)", [&] {
-    return run(random_weights, 1, 0.01f, 0.0f, [&](int) {
+    return run(g, random_weights, 1, 0.01f, 0.0f, [&](int) {
       std::vector<float> gr(64);
       for (float& x : gr) x = normal(rng);
       return halves(gr);
     });
   });
   g.check("ten steps of +1 on a weight of 2048: the master reaches 2058, and so does the model", [&] {
-    return run({2048.0f}, 10, 1.0f, 0.0f, [](int) { return halves({-1.0f}); });
+    return run(g, {2048.0f}, 10, 1.0f, 0.0f, [](int) { return halves({-1.0f}); });
   });
   g.check("a thousand steps of 2^-13 on a weight of 1 (each below half an F16 ULP) add up", [&] {
-    return run({1.0f, -1.0f}, 1000, 0x1p-13f, 0.0f, [](int) { return halves({-1.0f, 1.0f}); });
+    return run(g, {1.0f, -1.0f}, 1000, 0x1p-13f, 0.0f, [](int) { return halves({-1.0f, 1.0f}); });
   });
   g.check("updates below F16's smallest subnormal (lr·g ≈ 1e-9) still move the master", [&] {
-    return run({0.001f, 0.5f}, 10, 1e-4f, 0.0f, [](int) { return halves({1e-5f, 2e-5f}); });
+    return run(g, {0.001f, 0.5f}, 10, 1e-4f, 0.0f, [](int) { return halves({1e-5f, 2e-5f}); });
   });
   g.check("momentum 0.9: the velocity is F32 state carried from step to step", [&] {
-    return run(random_weights, 20, 0.01f, 0.9f, [&](int) {
+    return run(g, random_weights, 20, 0.01f, 0.9f, [&](int) {
       std::vector<float> gr(64);
       for (float& x : gr) x = 1e-3f * normal(rng);
       return halves(gr);

@@ -83,9 +83,10 @@ std::string explain_scale(const GradHistogram& h, int headroom, float got, float
                 "stay at or below 2^15 (and 2^headroom below that). " + see("## Exercise");
 }
 
-std::string grade_scale(const std::vector<float>& g, double scale, int headroom) {
+std::string grade_scale(grader::Grader& gr, const std::vector<float>& g, double scale, int headroom) {
   const GradHistogram h = record(g, scale);
-  const float want = right_scale(h, headroom), got = choose_loss_scale(h, headroom);
+  const float got = gr.run([&] { return choose_loss_scale(h, headroom); });
+  const float want = right_scale(h, headroom);
   if (got != want) return explain_scale(h, headroom, got, want);
   for (float x : g)  // the point of the rule: nothing overflows at S, even grown by 2^headroom
     if (want > 0 && std::isfinite(x) && !std::isfinite(float(hg::half(float(double(x) * want * std::exp2(headroom))))))
@@ -93,11 +94,12 @@ std::string grade_scale(const std::vector<float>& g, double scale, int headroom)
   return "";
 }
 
-std::string grade_fraction(const std::vector<float>& g, double scale, float S) {
+std::string grade_fraction(grader::Grader& gr, const std::vector<float>& g, double scale, float S) {
   const GradHistogram h = record(g, scale);
+  const double got = gr.run([&] { return fraction_underflowing(h, S); });
   int64_t under = 0;
   for (float x : g) under += std::fabs(double(x) * S) < std::exp2(-24);
-  const double want = double(under) / double(g.size()), got = fraction_underflowing(h, S);
+  const double want = double(under) / double(g.size());
   if (std::fabs(got - want) <= 1e-12) return "";
   std::string head = format("recorded at scale %g, at S = %g: you said %.6f of the gradients underflow; %.6f do "
                             "(|S·g| < 2^-24).\n", scale, double(S), got, want);
@@ -121,18 +123,18 @@ int main(int argc, char** argv) {
   const std::vector<float> mid = gradients(-20, 0.3, 20000, 2);     // top bin 0
   const std::vector<float> large = gradients(5, 16.8, 5000, 3);     // top bin 16: beyond F16
   g.check("recorded without scaling (scale 1): the largest S that keeps every gradient finite in F16", [&] {
-    std::string why = grade_scale(small, 1.0, 0);
-    return why.empty() ? grade_scale(mid, 1.0, 0) : why;
+    std::string why = grade_scale(g, small, 1.0, 0);
+    return why.empty() ? grade_scale(g, mid, 1.0, 0) : why;
   });
   g.check("with headroom (2 and 5 doublings to spare)", [&] {
-    std::string why = grade_scale(small, 1.0, 2);
-    return why.empty() ? grade_scale(mid, 1.0, 5) : why;
+    std::string why = grade_scale(g, small, 1.0, 2);
+    return why.empty() ? grade_scale(g, mid, 1.0, 5) : why;
   });
   g.check("recorded at scale 1024 and at scale 2^16: the counts are of scale·g", [&] {
-    std::string why = grade_scale(small, 1024.0, 0);
-    return why.empty() ? grade_scale(mid, 65536.0, 1) : why;
+    std::string why = grade_scale(g, small, 1024.0, 0);
+    return why.empty() ? grade_scale(g, mid, 65536.0, 1) : why;
   });
-  g.check("gradients too large for F16 even unscaled: S below 1", [&] { return grade_scale(large, 1.0, 0); });
+  g.check("gradients too large for F16 even unscaled: S below 1", [&] { return grade_scale(g, large, 1.0, 0); });
   g.check("histograms that cannot tell (inf, NaN, beyond the window, all zeros): 0", [&]() -> std::string {
     std::vector<float> with_inf = mid;
     with_inf[7] = std::numeric_limits<float>::infinity();
@@ -140,7 +142,7 @@ int main(int argc, char** argv) {
     with_nan[9] = std::numeric_limits<float>::quiet_NaN();
     const std::vector<float> zeros(100, 0.0f);
     for (const auto& v : {with_inf, with_nan, gradients(10, 20, 100, 4), zeros}) {
-      const std::string why = grade_scale(v, 1.0, 0);
+      const std::string why = grade_scale(g, v, 1.0, 0);
       if (!why.empty()) return why;
     }
     return "";
@@ -148,10 +150,10 @@ int main(int argc, char** argv) {
   g.check("the fraction still below 2^-24 at S = 2^10, 2^16, 2^20 and 2^-2", [&]() -> std::string {
     for (float S : {1024.0f, 65536.0f, 1048576.0f})
       for (double scale : {1.0, 256.0}) {
-        const std::string why = grade_fraction(small, scale, S);
+        const std::string why = grade_fraction(g, small, scale, S);
         if (!why.empty()) return why;
       }
-    return grade_fraction(mid, 1.0, 0.25f);
+    return grade_fraction(g, mid, 1.0, 0.25f);
   });
   return g.finish();
 }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "framework/amp/grad_scaler.h"
@@ -122,28 +123,65 @@ struct Step {
   Values g;
 };
 
+// What the learner's scaler did at one step of a script.
+struct Seen {
+  float scale_before = 0;
+  bool stepped = false;  // what step() returned
+  bool called = false;   // whether it called the optimizer's step()
+  Values handed;         // the gradients the optimizer was handed (when called)
+  Values params;         // the parameters after the step
+  float scale_after = 0;
+  int64_t tracker_after = 0;
+};
+
+// Runs the script on the learner's scaler, in a child: what it did at each step.
+std::vector<Seen> learner_steps(grader::Grader& g, const hg::amp::ScaleRule& rule, const std::vector<Step>& script,
+                                double max_norm, float momentum) {
+  using Row = std::tuple<float, bool, bool, Values, Values, float, int64_t>;
+  const std::vector<Row> rows = grader::sized(g.run([&] {
+    Rig mine(momentum);
+    StudentScaler student(rule);
+    std::vector<Row> out;
+    for (const Step& st : script) {
+      const float S = student.scale();
+      play_backward(mine, st.g, S, st.event);
+      const int calls_before = mine.opt->calls;
+      const bool stepped = student.step(*mine.opt, max_norm);
+      student.update();
+      const bool called = mine.opt->calls > calls_before;
+      out.emplace_back(S, stepped, called, called ? mine.opt->last_seen : Values{}, mine.values(), student.scale(),
+                       student.growth_tracker());
+    }
+    return out;
+  }), script.size());
+  std::vector<Seen> seen(rows.size());
+  for (size_t s = 0; s < rows.size(); ++s)
+    std::tie(seen[s].scale_before, seen[s].stepped, seen[s].called, seen[s].handed, seen[s].params,
+             seen[s].scale_after, seen[s].tracker_after) = rows[s];
+  return seen;
+}
+
 // Runs the script; "" when the learner's scaler matches GradScaler at every step.
-std::string run(const hg::amp::ScaleRule& rule, const std::vector<Step>& script, double max_norm, float momentum) {
-  Rig mine(momentum), ref(momentum);
-  StudentScaler student(rule);
+std::string run(grader::Grader& g, const hg::amp::ScaleRule& rule, const std::vector<Step>& script, double max_norm,
+                float momentum) {
+  const std::vector<Seen> mine = learner_steps(g, rule, script, max_norm, momentum);
+  Rig ref(momentum);
   hg::amp::GradScaler scaler(rule);
   for (size_t s = 0; s < script.size(); ++s) {
     const Step& st = script[s];
-    const float S_mine = student.scale(), S_ref = scaler.get_scale();
+    const Seen& m = mine[s];
+    const float S_mine = m.scale_before, S_ref = scaler.get_scale();
     const int64_t t_before = scaler.growth_tracker();
     const Values before = ref.values();
-    play_backward(mine, st.g, S_mine, st.event);
     play_backward(ref, st.g, S_ref, st.event);
-    const int calls_before = mine.opt->calls;
-    const bool stepped_mine = student.step(*mine.opt, max_norm);
-    student.update();
+    const bool stepped_mine = m.stepped;
     if (max_norm > 0) {
       scaler.unscale_(*ref.opt);
       hg::amp::clip_grad_norm_(ref.params, max_norm);
     }
     const bool stepped_ref = scaler.step(*ref.opt);
     scaler.update();
-    const bool called = mine.opt->calls > calls_before;
+    const bool called = m.called;
     const std::string at = format("step %zu (%s, S = %g): ", s + 1,
                                   st.event == 'F' ? "finite gradients" : st.event == 'I' ? "a gradient is inf"
                                                                                            : "a gradient is NaN",
@@ -156,7 +194,7 @@ std::string run(const hg::amp::ScaleRule& rule, const std::vector<Step>& script,
              see("## The loop");
     if (!stepped_ref && called) {
       bool finite = true;
-      for (const auto& v : mine.opt->last_seen)
+      for (const auto& v : m.handed)
         for (float x : v) finite = finite && std::isfinite(x);
       return at + (finite ? "the optimizer was stepped although a gradient was inf or NaN. Whatever the "
                             "gradients were changed into, this batch's gradient is unknown: skip the step, "
@@ -170,7 +208,7 @@ std::string run(const hg::amp::ScaleRule& rule, const std::vector<Step>& script,
       return at + format("step() returned %s, but the optimizer %s: it returns whether it stepped.",
                          stepped_mine ? "true" : "false", called ? "stepped" : "did not step");
     if (called) {
-      const Values& seen = mine.opt->last_seen;
+      const Values& seen = m.handed;
       const Values& want = ref.opt->last_seen;
       if (!same(seen, want)) {
         std::string what = at + "the optimizer was handed the wrong gradients.\n";
@@ -193,18 +231,18 @@ std::string run(const hg::amp::ScaleRule& rule, const std::vector<Step>& script,
         return what + "Expected g = (S·g)/S, clipped to max_norm when max_norm > 0.";
       }
     }
-    if (!same(mine.values(), ref.values()))
-      return at + (same(mine.values(), before) ? "the parameters did not change although the optimizer should have stepped."
+    if (!same(m.params, ref.values()))
+      return at + (same(m.params, before) ? "the parameters did not change although the optimizer should have stepped."
                                                : "the parameters differ from the reference after this step.");
-    if (student.scale() != scaler.get_scale() || student.growth_tracker() != scaler.growth_tracker()) {
+    if (m.scale_after != scaler.get_scale() || m.tracker_after != scaler.growth_tracker()) {
       std::string what = at + format("after update(): scale %g and counter %lld; expected scale %g and counter "
-                                     "%lld (counter before: %lld).\n", double(student.scale()),
-                                     (long long)student.growth_tracker(), double(scaler.get_scale()),
+                                     "%lld (counter before: %lld).\n", double(m.scale_after),
+                                     (long long)m.tracker_after, double(scaler.get_scale()),
                                      (long long)scaler.growth_tracker(), (long long)t_before);
-      if (student.scale() == S_ref && student.growth_tracker() == t_before && scaler.get_scale() != S_ref)
+      if (m.scale_after == S_ref && m.tracker_after == t_before && scaler.get_scale() != S_ref)
         return what + "Nothing changed: still the TODO? The rule: " + rule_line(st.event) + ". " +
                see("## Why a sawtooth");
-      if (st.event == 'F' && std::isinf(S_ref * rule.growth_factor) && !std::isfinite(student.scale()))
+      if (st.event == 'F' && std::isinf(S_ref * rule.growth_factor) && !std::isfinite(m.scale_after))
         return what + "The growth made S infinite: a growth that would overflow F32 is not applied (the "
                       "counter still resets).";
       if (scaler.get_scale() == rule.min_scale || scaler.get_scale() == rule.max_scale)
@@ -245,16 +283,16 @@ int main(int argc, char** argv) {
   hg::amp::ScaleRule r3;
   r3.growth_interval = 3;
   g.check("a finite step: the optimizer gets the true gradient g, not S·g", [&] {
-    return run(r3, script_of("F", 1), 0.0, 0.0f);
+    return run(g, r3, script_of("F", 1), 0.0, 0.0f);
   });
   g.check("inf and NaN steps are skipped; parameters and momentum stay as they were", [&] {
-    return run(r3, script_of("FIFNFF", 2), 0.0, 0.9f);
+    return run(g, r3, script_of("FIFNFF", 2), 0.0, 0.9f);
   });
   g.check("clipping (max_norm 0.001) sees the true gradients: unscale, then clip", [&] {
-    return run(r3, script_of("FFIF", 3), 1e-3, 0.0f);
+    return run(g, r3, script_of("FFIF", 3), 1e-3, 0.0f);
   });
   g.check("the scale rule, growth interval 3: F F F F I I F F F", [&] {
-    return run(r3, script_of("FFFFIIFFF", 4), 0.0, 0.0f);
+    return run(g, r3, script_of("FFFFIIFFF", 4), 0.0, 0.0f);
   });
   g.check("bounds: S stays inside [min_scale, max_scale]", [&] {
     hg::amp::ScaleRule r;
@@ -262,13 +300,13 @@ int main(int argc, char** argv) {
     r.growth_interval = 1;
     r.min_scale = 1.0f;
     r.max_scale = 16.0f;
-    return run(r, script_of("FFFIIIIIF", 5), 0.0, 0.0f);
+    return run(g, r, script_of("FFFIIIIIF", 5), 0.0, 0.0f);
   });
   g.check("a growth that would make S infinite is not applied", [&] {
     hg::amp::ScaleRule r;
     r.init_scale = 1.5e38f;
     r.growth_interval = 2;
-    return run(r, script_of("FFFFF", 6, 1e-40), 0.0, 0.0f);
+    return run(g, r, script_of("FFFFF", 6, 1e-40), 0.0, 0.0f);
   });
   g.check("2000 random steps (1 in 7 overflows), growth interval 5, momentum 0.9, max_norm 0.01", [&] {
     std::mt19937 rng(7);
@@ -277,7 +315,7 @@ int main(int argc, char** argv) {
     hg::amp::ScaleRule r;
     r.init_scale = 1024.0f;
     r.growth_interval = 5;
-    return run(r, script_of(events.c_str(), 8), 1e-2, 0.9f);
+    return run(g, r, script_of(events.c_str(), 8), 1e-2, 0.9f);
   });
   return g.finish();
 }

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "framework/amp/autocast.h"
@@ -37,9 +38,13 @@ const char* op_name(NewOp op) {
   return "?";
 }
 
-// The op: the learner's entry casts, then the math in whatever dtypes arrived.
-Tensor run_op(NewOp op, std::vector<Tensor> in) {
-  std::vector<Tensor> x = student_autocast(student_policy(op), in);
+// The op: the learner's entry casts (in a child, inside the caller's Autocast region: the
+// child is a copy of this thread), then the math here in whatever dtypes arrived.
+Tensor run_op(grader::Grader& g, NewOp op, std::vector<Tensor> in) {
+  std::vector<Tensor> x = g.run([&] { return student_autocast(student_policy(op), in); });
+  if (x.size() != in.size()) return Tensor();
+  for (const Tensor& t : x)
+    if (!t.defined()) return Tensor();
   hg::amp::Autocast off(DType::F16, /*enabled=*/false);
   switch (op) {
     case NewOp::AttentionScores:
@@ -57,19 +62,33 @@ Tensor uniform(hg::Shape shape, double lo, double hi, DType dtype, uint64_t seed
   return Tensor::uniform(shape, lo, hi, gen).to(dtype);
 }
 
-std::string policy_said(NewOp op) {
-  return format("You decided %s for %s. ", hg::amp::to_string(student_policy(op)), op_name(op));
+CastPolicy learner_policy(grader::Grader& g, NewOp op) {
+  const CastPolicy p = g.run([&] { return student_policy(op); });
+  if (int(p) < int(CastPolicy::LowerPrecision) || int(p) > int(CastPolicy::None))
+    throw grader::Failed(format("student_policy(%s) returned %d, which is none of the four policies", op_name(op),
+                                int(p)));
+  return p;
+}
+
+std::string policy_said(grader::Grader& g, NewOp op) {
+  return format("You decided %s for %s. ", hg::amp::to_string(learner_policy(g, op)), op_name(op));
+}
+
+// A tensor the learner's casts did not return (one input in, none out) stands for no answer.
+std::string no_tensor(NewOp op) {
+  return format("student_autocast for %s did not return one tensor per input.", op_name(op));
 }
 
 // The decision for attention_scores: the output dtype is the region's.
-std::string attention() {
+std::string attention(grader::Grader& g) {
   for (DType region : {DType::F16, DType::BF16}) {
     Tensor q = uniform({8, 16}, -1, 1, DType::F32, 1), k = uniform({8, 16}, -1, 1, DType::F32, 2);
     hg::amp::Autocast ac(region);
-    const Tensor s = run_op(NewOp::AttentionScores, {q, k});
+    const Tensor s = run_op(g, NewOp::AttentionScores, {q, k});
+    if (!s.defined()) return no_tensor(NewOp::AttentionScores);
     if (s.dtype() != region)
       return format("In a %s region, attention_scores of F32 q and k computed in %s.\n", hg::dtype_name(region),
-                    hg::dtype_name(s.dtype())) + policy_said(NewOp::AttentionScores) +
+                    hg::dtype_name(s.dtype())) + policy_said(g, NewOp::AttentionScores) +
              "It is a matrix product: the op tensor cores exist for, and they take F16 or BF16 operands "
              "(accumulating in F32 inside the product, so the sum keeps its bits). Left in F32 it runs at a "
              "fraction of that speed, which is what autocast is for. " + see("## Exercise");
@@ -78,10 +97,12 @@ std::string attention() {
 }
 
 // logsumexp / softplus on F16 inputs near 15 in an F16 region: F32 is needed for range.
-std::string range_op(NewOp op, double lo, double hi) {
+std::string range_op(grader::Grader& g, NewOp op, double lo, double hi) {
   hg::amp::Autocast ac(DType::F16);
   const Tensor x = uniform({4, 64}, lo, hi, DType::F16, 3);
-  const Tensor y = run_op(op, {x}).to(DType::F32);
+  const Tensor op_out = run_op(g, op, {x});
+  if (!op_out.defined()) return no_tensor(op);
+  const Tensor y = op_out.to(DType::F32);
   const std::vector<double> xv = x.to_double_vector(), yv = y.to_double_vector();
   for (size_t r = 0; r < yv.size(); ++r) {
     double want = 0;
@@ -93,24 +114,25 @@ std::string range_op(NewOp op, double lo, double hi) {
     }
     if (!(std::fabs(yv[r] - want) <= 1e-3 * std::fabs(want)))
       return format("In an F16 region, %s of F16 inputs between %g and %g gave %.6g at element %zu; the true "
-                    "value is %.6g.\n", op_name(op), lo, hi, yv[r], r, want) + policy_said(op) +
+                    "value is %.6g.\n", op_name(op), lo, hi, yv[r], r, want) + policy_said(g, op) +
              "exp(x) is larger than 65504, F16's largest finite value, for every x above 11.09: in F16 it is "
              "inf, and so is the result. The table's rule for exp, log, pow and long sums (softmax, the "
              "losses, norms) is F32: the range, and the bits a sum of many terms needs." +
-             (student_policy(op) == CastPolicy::Promote ? " (Promote casts only to the widest of the inputs "
+             (learner_policy(g, op) == CastPolicy::Promote ? " (Promote casts only to the widest of the inputs "
                                                           "given: with one F16 input nothing changes.)"
                                                         : "");
   }
   return "";
 }
 
-std::string silu() {
+std::string silu(grader::Grader& g) {
   for (DType in : {DType::F16, DType::F32, DType::BF16}) {
     hg::amp::Autocast ac(DType::F16);
-    const Tensor y = run_op(NewOp::SiLU, {uniform({4, 8}, -4, 4, in, 4)});
+    const Tensor y = run_op(g, NewOp::SiLU, {uniform({4, 8}, -4, 4, in, 4)});
+    if (!y.defined()) return no_tensor(NewOp::SiLU);
     if (y.dtype() != in) {
       std::string why = format("In an F16 region, silu of a %s input computed in %s.\n", hg::dtype_name(in),
-                               hg::dtype_name(y.dtype())) + policy_said(NewOp::SiLU);
+                               hg::dtype_name(y.dtype())) + policy_said(g, NewOp::SiLU);
       if (y.dtype() == DType::F32)
         return why + "silu is element-wise on one input and bounded by |x|: it is as accurate in the dtype "
                      "that arrives as relu, gelu or sigmoid are. Casting up buys nothing and costs an F32 copy "
@@ -122,7 +144,7 @@ std::string silu() {
   return "";
 }
 
-std::string lerp() {
+std::string lerp(grader::Grader& g) {
   const struct { DType a, b, want; } cases[] = {{DType::F16, DType::F32, DType::F32},
                                                 {DType::F16, DType::F16, DType::F16},
                                                 {DType::BF16, DType::F16, DType::F32},
@@ -132,8 +154,12 @@ std::string lerp() {
     Tensor y;
     std::string threw;
     try {
-      y = run_op(NewOp::Lerp, {uniform({4, 8}, -1, 1, c.a, 5), uniform({4, 8}, -1, 1, c.b, 6)});
-    } catch (const std::exception& e) {
+      y = run_op(g, NewOp::Lerp, {uniform({4, 8}, -1, 1, c.a, 5), uniform({4, 8}, -1, 1, c.b, 6)});
+      if (!y.defined()) return no_tensor(NewOp::Lerp);
+    } catch (const grader::Failed& e) {  // the learner's casts threw (or crashed, or did not finish)
+      if (e.timed_out()) throw;
+      threw = e.what();
+    } catch (const std::exception& e) {  // the math on what they gave
       threw = e.what();
     }
     if (!threw.empty() || y.dtype() != c.want) {
@@ -141,7 +167,7 @@ std::string lerp() {
                                hg::dtype_name(c.b)) +
                         (threw.empty() ? format("computed in %s; expected %s.\n", hg::dtype_name(y.dtype()),
                                                 hg::dtype_name(c.want))
-                                       : "failed: " + threw + "\n") + policy_said(NewOp::Lerp);
+                                       : "failed: " + threw + "\n") + policy_said(g, NewOp::Lerp);
       return why + "lerp combines two inputs element-wise, like add and mul: they may arrive in different "
                    "dtypes (an F16 activation and an F32 residual or weight), and the op needs one. The "
                    "table promotes: the narrower input is cast to the wider, so nothing an F32 input holds "
@@ -163,53 +189,84 @@ DType reference_dtype(CastPolicy p, const std::vector<Tensor>& in, size_t i) {
   return hg::amp::autocast_cast(in[i], op).dtype();
 }
 
-std::string mechanics(bool in_region, bool f64_only) {
+// The name of a dtype the learner's casts gave, by number (-1: no tensor).
+const char* dtype_or_none(int d) {
+  return d >= int(DType::F32) && d <= int(DType::F64) ? hg::dtype_name(DType(d)) : "no tensor";
+}
+
+std::string mechanics(grader::Grader& g, bool in_region, bool f64_only) {
   const CastPolicy policies[] = {CastPolicy::LowerPrecision, CastPolicy::FP32, CastPolicy::Promote,
                                  CastPolicy::None};
   const std::vector<DType> dtypes = f64_only ? std::vector<DType>{DType::F64}
                                              : std::vector<DType>{DType::F32, DType::F16, DType::BF16};
-  for (DType region : {DType::F16, DType::BF16})
-    for (CastPolicy p : policies)
-      for (DType a : dtypes)
-        for (DType b : dtypes) {
-          hg::amp::Autocast ac(region, in_region);
-          const std::vector<Tensor> in = {Tensor::ones({2}, a), Tensor::ones({2}, b)};
-          const std::vector<Tensor> got = student_autocast(p, in);
-          if (got.size() != 2) return "student_autocast must return one tensor per input.";
-          for (size_t i = 0; i < 2; ++i) {
-            const DType want = reference_dtype(p, in, i);
-            if (got[i].dtype() != want)
-              return format("%s, policy %s, inputs (%s, %s): input %zu became %s, expected %s.",
-                            in_region ? format("In a %s region", hg::dtype_name(region)).c_str()
-                                      : "Outside any region",
-                            hg::amp::to_string(p), hg::dtype_name(a), hg::dtype_name(b), i,
-                            hg::dtype_name(got[i].dtype()), hg::dtype_name(want)) +
-                     (!in_region ? " Outside an Autocast region every op runs in the dtypes it is given: "
-                                   "the policy does nothing there."
-                      : a == DType::F64 ? " F64 inputs are never cast: they are there for gradient checks, "
-                                          "which need every bit."
-                                        : "");
-          }
-        }
-  return "";
+  // Every combination below, in one child, in the same order: the dtypes the learner's casts
+  // gave (-1 for a tensor not returned or undefined).
+  auto each = [&](auto fn) {
+    for (DType region : {DType::F16, DType::BF16})
+      for (CastPolicy p : policies)
+        for (DType a : dtypes)
+          for (DType b : dtypes) fn(region, p, a, b);
+  };
+  const std::vector<std::vector<int>> gave = g.run([&] {
+    std::vector<std::vector<int>> out;
+    each([&](DType region, CastPolicy p, DType a, DType b) {
+      hg::amp::Autocast ac(region, in_region);
+      std::vector<int> d;
+      for (const Tensor& t : student_autocast(p, {Tensor::ones({2}, a), Tensor::ones({2}, b)}))
+        d.push_back(t.defined() ? int(t.dtype()) : -1);
+      out.push_back(d);
+    });
+    return out;
+  });
+  size_t next = 0;
+  std::string why;
+  each([&](DType region, CastPolicy p, DType a, DType b) {
+    if (!why.empty()) return;
+    const std::vector<int> got = next < gave.size() ? gave[next] : std::vector<int>{};
+    ++next;
+    hg::amp::Autocast ac(region, in_region);
+    const std::vector<Tensor> in = {Tensor::ones({2}, a), Tensor::ones({2}, b)};
+    if (got.size() != 2) {
+      why = "student_autocast must return one tensor per input.";
+      return;
+    }
+    for (size_t i = 0; i < 2 && why.empty(); ++i) {
+      const DType want = reference_dtype(p, in, i);
+      if (got[i] != int(want))
+        why = format("%s, policy %s, inputs (%s, %s): input %zu became %s, expected %s.",
+                     in_region ? format("In a %s region", hg::dtype_name(region)).c_str() : "Outside any region",
+                     hg::amp::to_string(p), hg::dtype_name(a), hg::dtype_name(b), i, dtype_or_none(got[i]),
+                     hg::dtype_name(want)) +
+              (!in_region ? " Outside an Autocast region every op runs in the dtypes it is given: "
+                            "the policy does nothing there."
+               : a == DType::F64 ? " F64 inputs are never cast: they are there for gradient checks, "
+                                   "which need every bit."
+                                 : "");
+    }
+  });
+  return why;
 }
 
-std::string gradients_flow() {
-  Tensor q = uniform({3, 4}, -1, 1, DType::F32, 7);
-  q.requires_grad_(true);
-  Tensor out;
-  {
-    hg::amp::Autocast ac(DType::F16);
-    out = student_autocast(CastPolicy::LowerPrecision, {q}).at(0);
-  }
-  if (out.dtype() != DType::F16) return "LowerPrecision in an F16 region must give an F16 tensor.";
-  if (out.requires_grad()) hg::sum(out.to(DType::F32)).backward();
-  if (!q.grad().defined())
+std::string gradients_flow(grader::Grader& g) {
+  // All of it in the child: backward runs the graph the learner's casts built.
+  const auto [out_dtype, q_grad, q_grad_dtype] = g.run([&] {
+    Tensor q = uniform({3, 4}, -1, 1, DType::F32, 7);
+    q.requires_grad_(true);
+    Tensor out;
+    {
+      hg::amp::Autocast ac(DType::F16);
+      out = student_autocast(CastPolicy::LowerPrecision, {q}).at(0);
+    }
+    if (out.dtype() == DType::F16 && out.requires_grad()) hg::sum(out.to(DType::F32)).backward();
+    return std::make_tuple(out.dtype(), q.grad().defined(), q.grad().defined() ? q.grad().dtype() : DType::F32);
+  });
+  if (out_dtype != DType::F16) return "LowerPrecision in an F16 region must give an F16 tensor.";
+  if (!q_grad)
     return "The F32 input got no gradient: the cast was not recorded by autograd, so backward cannot reach "
            "through it to the F32 weight. Cast with t.to(dtype) or hg::cast, which record it.";
-  if (q.grad().dtype() != DType::F32)
+  if (q_grad_dtype != DType::F32)
     return format("The F32 input's gradient is %s; the cast's backward returns it in the input's own dtype.",
-                  hg::dtype_name(q.grad().dtype()));
+                  dtype_or_none(int(q_grad_dtype)));
   return "";
 }
 
@@ -221,17 +278,17 @@ int main(int argc, char** argv) {
                    {"hg::amp::autocast_promote", "halfgrad's entry cast for promoting ops"},
                    {"hg::amp::policy_for", "the table lookup (these ops are not in the table)"},
                    {"hg::amp::policy_table", "the table itself (these ops are not in it)"}});
-  g.check("attention_scores (a matrix product) runs in the region's dtype", attention);
+  g.check("attention_scores (a matrix product) runs in the region's dtype", [&] { return attention(g); });
   g.check("logsumexp of F16 inputs between 10 and 20 is right (no overflow)",
-          [] { return range_op(NewOp::LogSumExp, 10, 20); });
+          [&] { return range_op(g, NewOp::LogSumExp, 10, 20); });
   g.check("softplus of F16 inputs between 10 and 15 is right (no overflow)",
-          [] { return range_op(NewOp::Softplus, 10, 15); });
-  g.check("silu keeps the dtype that arrives", silu);
-  g.check("lerp of mixed inputs runs in the wider dtype; equal inputs stay", lerp);
+          [&] { return range_op(g, NewOp::Softplus, 10, 15); });
+  g.check("silu keeps the dtype that arrives", [&] { return silu(g); });
+  g.check("lerp of mixed inputs runs in the wider dtype; equal inputs stay", [&] { return lerp(g); });
   g.check("each policy, in F16 and BF16 regions, for F32, F16 and BF16 inputs",
-          [] { return mechanics(true, false); });
-  g.check("F64 inputs are never cast", [] { return mechanics(true, true); });
-  g.check("outside a region nothing is cast", [] { return mechanics(false, false); });
-  g.check("the casts are recorded: the gradient reaches an F32 input, in F32", gradients_flow);
+          [&] { return mechanics(g, true, false); });
+  g.check("F64 inputs are never cast", [&] { return mechanics(g, true, true); });
+  g.check("outside a region nothing is cast", [&] { return mechanics(g, false, false); });
+  g.check("the casts are recorded: the gradient reaches an F32 input, in F32", [&] { return gradients_flow(g); });
   return g.finish();
 }

@@ -8,6 +8,7 @@
 // way to be wrong is named: a forgotten embedding, a tied head counted twice, Adam with one
 // moment, mixed precision without its F32 master weights or their F32 gradient.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -97,10 +98,10 @@ Measured measure(const hg::nn::GPTConfig& config, OptimizerKind optimizer, Preci
 
 // ---- part 1: the parameter count ------------------------------------------------------------
 
-std::string count(const hg::nn::GPTConfig& c) {
+std::string count(grader::Grader& g, const hg::nn::GPTConfig& c) {
+  const int64_t got = g.run([&] { return student_gpt_parameters(c); });
   hg::Generator gen(12);
   const int64_t want = hg::nn::GPT(c, gen).num_parameters();
-  const int64_t got = student_gpt_parameters(c);
   if (got == want) return "";
   const int64_t L = c.n_layer, C = c.n_embd, T = c.block_size, V = c.vocab_size, diff = got - want;
   // The difference, not the count: it names the tensor that is missing or extra.
@@ -193,18 +194,22 @@ std::string explain(const std::string& what, const Measured& m, const ModelState
 
 // One configuration, one optimizer, one precision: the learner's bytes for the model's true
 // parameter count (part 2 alone), then, when `whole`, for the learner's own count.
-std::string bytes(const hg::nn::GPTConfig& c, OptimizerKind o, Precision p, bool whole = false) {
-  const Measured m = measure(c, o, p);
+std::string bytes(grader::Grader& g, const hg::nn::GPTConfig& c, OptimizerKind o, Precision p,
+                  bool whole = false) {
   if (whole) {
-    const std::string why = count(c);
+    const std::string why = count(g, c);
     if (!why.empty()) return why;
   }
-  const int64_t P = whole ? student_gpt_parameters(c) : m.params;
-  return explain(c.str(), m, student_model_states(P, o, p), o, p);
+  const Measured m = measure(c, o, p);
+  const ModelStates got = g.run([&] {
+    const int64_t P = whole ? student_gpt_parameters(c) : m.params;
+    return student_model_states(P, o, p);
+  });
+  return explain(c.str(), m, got, o, p);
 }
 
-std::string all_of(std::initializer_list<std::string (*)()> checks) {
-  for (auto c : checks) {
+std::string all_of(std::initializer_list<std::function<std::string()>> checks) {
+  for (const auto& c : checks) {
     const std::string why = c();
     if (!why.empty()) return why;
   }
@@ -221,29 +226,30 @@ int main(int argc, char** argv) {
                    {"hg::memory::", "halfgrad's formulas (bytes_per_param) and its accountant"},
                    {"hg::optim::", "building the optimizer to measure it"},
                    {"hg::amp::", "building the master weights to measure them"}});
-  g.check("the parameter count of a tied GPT (the LM head shares wte), at four sizes", [] {
+  g.check("the parameter count of a tied GPT (the LM head shares wte), at four sizes", [&] {
     for (const hg::nn::GPTConfig& c : {gpt(2, 2, 16, 8, 11, true), gpt(3, 4, 32, 16, 29, true),
                                        gpt(1, 1, 8, 5, 7, true), gpt(4, 2, 24, 12, 50, true)}) {
-      const std::string why = count(c);
+      const std::string why = count(g, c);
       if (!why.empty()) return why;
     }
     return std::string();
   });
   g.check("the parameter count of an untied GPT (lm_head.weight of its own)",
-          [] { return count(gpt(2, 2, 16, 8, 11, false)); });
-  g.check("FP32: SGD, SGD with momentum, Adam", [] {
-    return all_of({[] { return bytes(gpt(2, 2, 16, 8, 11, true), OptimizerKind::SGD, Precision::FP32); },
-                   [] { return bytes(gpt(2, 2, 16, 8, 11, true), OptimizerKind::SGDMomentum, Precision::FP32); },
-                   [] { return bytes(gpt(2, 2, 16, 8, 11, true), OptimizerKind::Adam, Precision::FP32); }});
+          [&] { return count(g, gpt(2, 2, 16, 8, 11, false)); });
+  const hg::nn::GPTConfig small = gpt(2, 2, 16, 8, 11, true), untied = gpt(3, 4, 32, 16, 29, false);
+  g.check("FP32: SGD, SGD with momentum, Adam", [&] {
+    return all_of({[&] { return bytes(g, small, OptimizerKind::SGD, Precision::FP32); },
+                   [&] { return bytes(g, small, OptimizerKind::SGDMomentum, Precision::FP32); },
+                   [&] { return bytes(g, small, OptimizerKind::Adam, Precision::FP32); }});
   });
-  g.check("mixed precision (F16 model, F32 master weights): SGD, SGD with momentum, Adam", [] {
-    return all_of({[] { return bytes(gpt(2, 2, 16, 8, 11, true), OptimizerKind::Adam, Precision::Mixed); },
-                   [] { return bytes(gpt(2, 2, 16, 8, 11, true), OptimizerKind::SGD, Precision::Mixed); },
-                   [] { return bytes(gpt(2, 2, 16, 8, 11, true), OptimizerKind::SGDMomentum, Precision::Mixed); }});
+  g.check("mixed precision (F16 model, F32 master weights): SGD, SGD with momentum, Adam", [&] {
+    return all_of({[&] { return bytes(g, small, OptimizerKind::Adam, Precision::Mixed); },
+                   [&] { return bytes(g, small, OptimizerKind::SGD, Precision::Mixed); },
+                   [&] { return bytes(g, small, OptimizerKind::SGDMomentum, Precision::Mixed); }});
   });
-  g.check("the whole prediction from the configuration: untied, Adam, both precisions", [] {
-    return all_of({[] { return bytes(gpt(3, 4, 32, 16, 29, false), OptimizerKind::Adam, Precision::FP32, true); },
-                   [] { return bytes(gpt(3, 4, 32, 16, 29, false), OptimizerKind::Adam, Precision::Mixed, true); }});
+  g.check("the whole prediction from the configuration: untied, Adam, both precisions", [&] {
+    return all_of({[&] { return bytes(g, untied, OptimizerKind::Adam, Precision::FP32, true); },
+                   [&] { return bytes(g, untied, OptimizerKind::Adam, Precision::Mixed, true); }});
   });
   g.note("ZeRO's table counts 16 bytes per parameter for mixed-precision Adam (2 + 2 + 12); halfgrad holds 20, "
          "the 4 more being the master weights' F32 gradient. Activations come on top, and grow with the "

@@ -33,18 +33,24 @@ std::string ranks_list(const std::vector<int>& counts, int want) {
 
 // Follows whose numbers each chunk holds. "" when every rank ends with every chunk's
 // complete sum, each rank's numbers counted once.
-std::string follow(int N) {
+std::string follow(grader::Grader& g, int N) {
   using Counts = std::vector<int>;  // per contributing rank: how often its numbers are in
   std::vector<std::vector<Counts>> chunk(size_t(N), std::vector<Counts>(size_t(N), Counts(size_t(N), 0)));
   for (int k = 0; k < N; ++k)
     for (int c = 0; c < N; ++c) chunk[size_t(k)][size_t(c)][size_t(k)] = 1;  // rank k's own numbers
   const int steps = 2 * (N - 1);
+  const std::vector<hg::dist::RingStep> schedule = grader::sized(g.run([&] {
+    std::vector<hg::dist::RingStep> out;
+    for (int step = 0; step < steps; ++step)
+      for (int k = 0; k < N; ++k) out.push_back(student_ring_step(k, N, step));
+    return out;
+  }), size_t(steps) * N);
   for (int step = 0; step < steps; ++step) {
     const std::string at = format("%d ranks, step %d (%s): ", N, step,
                                   step < N - 1 ? "phase 1, reduce-scatter" : "phase 2, all-gather");
     std::vector<hg::dist::RingStep> plan;
     for (int k = 0; k < N; ++k) {
-      plan.push_back(student_ring_step(k, N, step));
+      plan.push_back(schedule[size_t(step) * N + k]);
       const hg::dist::RingStep& p = plan.back();
       if (p.send_chunk < 0 || p.send_chunk >= N || p.recv_chunk < 0 || p.recv_chunk >= N)
         return at + format("rank %d sends chunk %d and receives chunk %d, but the chunks are 0 to %d. "
@@ -103,8 +109,19 @@ std::string follow(int N) {
   return "";
 }
 
+// The buffers after halfgrad's simulated ring ran the learner's schedule (in a child).
+std::vector<std::vector<float>> after_ring(grader::Grader& g, const std::vector<std::vector<float>>& buffers) {
+  std::vector<std::vector<float>> out = grader::sized(g.run([&] {
+    std::vector<std::vector<float>> b = buffers;
+    hg::dist::simulate_ring_allreduce(b, student_ring_step);
+    return b;
+  }), buffers.size());
+  for (size_t k = 0; k < out.size(); ++k) out[k] = grader::sized(std::move(out[k]), buffers[k].size());
+  return out;
+}
+
 // The same schedule on numbers. Small integers: every order gives the exact sum.
-std::string sums(int N, int64_t n) {
+std::string sums(grader::Grader& g, int N, int64_t n) {
   std::vector<std::vector<float>> buffers(static_cast<size_t>(N), std::vector<float>(static_cast<size_t>(n)));
   std::vector<float> want(size_t(n), 0.0f);
   for (int k = 0; k < N; ++k)
@@ -112,7 +129,7 @@ std::string sums(int N, int64_t n) {
       buffers[size_t(k)][size_t(i)] = float((k + 1) * 1000 + (i * 7) % 31);
       want[size_t(i)] += buffers[size_t(k)][size_t(i)];
     }
-  hg::dist::simulate_ring_allreduce(buffers, student_ring_step);
+  buffers = after_ring(g, buffers);
   for (int k = 0; k < N; ++k)
     for (int64_t i = 0; i < n; ++i)
       if (buffers[size_t(k)][size_t(i)] != want[size_t(i)])
@@ -121,9 +138,9 @@ std::string sums(int N, int64_t n) {
   return "";
 }
 
-std::string ring(int N, int64_t n) {
-  const std::string why = follow(N);
-  return why.empty() ? sums(N, n) : why;
+std::string ring(grader::Grader& g, int N, int64_t n) {
+  const std::string why = follow(g, N);
+  return why.empty() ? sums(g, N, n) : why;
 }
 
 }  // namespace
@@ -134,25 +151,26 @@ int main(int argc, char** argv) {
   g.own_code_only({{"hg::dist::ring_step", "halfgrad's ring schedule, which is what you are writing"},
                    {"hg::dist::ring_allreduce", "halfgrad's ring over MPI"},
                    {"hg::dist::simulate_ring_allreduce", "halfgrad's simulated ring"}});
-  g.check("2 ranks: both end with the sum", [] { return ring(2, 10); });
-  g.check("3 ranks: every chunk goes round the ring once to be summed, once to be shared", [] { return ring(3, 30); });
-  g.check("4 to 8 ranks, buffer lengths that do not split evenly", [] {
+  g.check("2 ranks: both end with the sum", [&] { return ring(g, 2, 10); });
+  g.check("3 ranks: every chunk goes round the ring once to be summed, once to be shared",
+          [&] { return ring(g, 3, 30); });
+  g.check("4 to 8 ranks, buffer lengths that do not split evenly", [&] {
     for (int N = 4; N <= 8; ++N)
       for (int64_t n : {int64_t(N), int64_t(1001)}) {
-        const std::string why = ring(N, n);
+        const std::string why = ring(g, N, n);
         if (!why.empty()) return why;
       }
     return std::string();
   });
-  g.check("random floats on 5 ranks: every rank ends with the same bits", [] {
-    const std::string why = follow(5);
+  g.check("random floats on 5 ranks: every rank ends with the same bits", [&] {
+    const std::string why = follow(g, 5);
     if (!why.empty()) return why;
     std::mt19937 rng(13);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     std::vector<std::vector<float>> buffers(5, std::vector<float>(103));
     for (auto& b : buffers)
       for (float& x : b) x = u(rng) * std::ldexp(1.0f, int(rng() % 20) - 10);
-    hg::dist::simulate_ring_allreduce(buffers, student_ring_step);
+    buffers = after_ring(g, buffers);
     for (int k = 1; k < 5; ++k)
       for (size_t i = 0; i < buffers[0].size(); ++i)
         if (std::memcmp(&buffers[size_t(k)][i], &buffers[0][i], sizeof(float)) != 0)

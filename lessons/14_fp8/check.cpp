@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "framework/fp8/scaling.h"
@@ -62,14 +64,17 @@ std::string diagnose(const Sequence& q, const std::vector<float>& history, float
                 show(history).c_str(), double(p2)) + see("## Delayed scaling");
 }
 
-// Runs `q` through both and returns "" or the first difference, explained.
-std::string replay(const Sequence& q) {
+// The learner's state after each step of a sequence: the history and the scale.
+using After = std::pair<std::vector<float>, float>;
+
+// Compares the learner's states `mine` for `q` with halfgrad's; "" or the first difference,
+// explained.
+std::string replay(const Sequence& q, const std::vector<After>& mine) {
   hg::fp8::DelayedScaling want(q.format, q.length, q.margin);
   DelayedState got;
-  const float fp8_max = hg::fp8::max_value(q.format);
   for (size_t i = 0; i < q.amaxes.size(); ++i) {
     const float prev = got.scale;
-    student_delayed_update(got, q.amaxes[i], q.length, fp8_max, q.margin);
+    std::tie(got.history, got.scale) = mine[i];
     want.update(q.amaxes[i]);
     const std::vector<float> wh(want.history().begin(), want.history().end());
     const std::string where =
@@ -94,9 +99,22 @@ std::string replay(const Sequence& q) {
   return "";
 }
 
-std::string replay_all(const std::vector<Sequence>& qs) {
-  for (const Sequence& q : qs) {
-    const std::string why = replay(q);
+// Every sequence through the learner's update, in one child, then through halfgrad's here.
+std::string replay_all(grader::Grader& g, const std::vector<Sequence>& qs) {
+  const std::vector<std::vector<After>> mine = grader::sized(g.run([&] {
+    std::vector<std::vector<After>> out;
+    for (const Sequence& q : qs) {
+      DelayedState s;
+      out.emplace_back();
+      for (float amax : q.amaxes) {
+        student_delayed_update(s, amax, q.length, hg::fp8::max_value(q.format), q.margin);
+        out.back().emplace_back(s.history, s.scale);
+      }
+    }
+    return out;
+  }), qs.size());
+  for (size_t k = 0; k < qs.size(); ++k) {
+    const std::string why = replay(qs[k], grader::sized(mine[k], qs[k].amaxes.size()));
     if (!why.empty()) return why;
   }
   return "";
@@ -133,30 +151,30 @@ int main(int argc, char** argv) {
                    {"hg::fp8::scale_from_amax", "halfgrad's scale rule"},
                    {"hg::fp8::current_scale", "halfgrad's current scaling"}});
   g.stop_at_first_failure(true);
-  g.check("the first step: the amax enters the history, scale = fp8_max / amax", [] {
-    return replay_all({{Format::E4M3, 4, 0, {2.0f}}, {Format::E5M2, 4, 0, {7.0f}}, {Format::E4M3, 1, 0, {0.5f}}});
+  g.check("the first step: the amax enters the history, scale = fp8_max / amax", [&] {
+    return replay_all(g, {{Format::E4M3, 4, 0, {2.0f}}, {Format::E5M2, 4, 0, {7.0f}}, {Format::E4M3, 1, 0, {0.5f}}});
   });
-  g.check("the scale follows the largest amax of the history, not the newest", [] {
-    return replay_all({{Format::E4M3, 3, 0, {2.0f, 8.0f, 1.0f, 1.0f}}, {Format::E5M2, 5, 0, {0.25f, 1.0f, 0.5f}}});
+  g.check("the scale follows the largest amax of the history, not the newest", [&] {
+    return replay_all(g, {{Format::E4M3, 3, 0, {2.0f, 8.0f, 1.0f, 1.0f}}, {Format::E5M2, 5, 0, {0.25f, 1.0f, 0.5f}}});
   });
-  g.check("the history keeps `length` steps: an old spike leaves it", [] {
-    return replay_all({{Format::E4M3, 3, 0, {8.0f, 1.0f, 1.0f, 1.0f, 1.0f}}, {Format::E4M3, 1, 0, {4.0f, 1.0f, 2.0f}}});
+  g.check("the history keeps `length` steps: an old spike leaves it", [&] {
+    return replay_all(g, {{Format::E4M3, 3, 0, {8.0f, 1.0f, 1.0f, 1.0f, 1.0f}}, {Format::E4M3, 1, 0, {4.0f, 1.0f, 2.0f}}});
   });
-  g.check("amax 0 (an all-zero tensor) keeps the scale", [] {
-    return replay_all({{Format::E4M3, 2, 0, {0.0f, 0.0f}}, {Format::E4M3, 1, 0, {4.0f, 0.0f}}});
+  g.check("amax 0 (an all-zero tensor) keeps the scale", [&] {
+    return replay_all(g, {{Format::E4M3, 2, 0, {0.0f, 0.0f}}, {Format::E4M3, 1, 0, {4.0f, 0.0f}}});
   });
-  g.check("inf and NaN keep the scale; a NaN freezes it until it leaves the history", [] {
-    return replay_all({{Format::E4M3, 3, 0, {2.0f, INFINITY, 1.0f}},
+  g.check("inf and NaN keep the scale; a NaN freezes it until it leaves the history", [&] {
+    return replay_all(g, {{Format::E4M3, 3, 0, {2.0f, INFINITY, 1.0f}},
                        {Format::E4M3, 3, 0, {1.0f, 0.0f, NAN, 4.0f, 4.0f, 4.0f}},
                        {Format::E5M2, 2, 0, {1.0f, INFINITY, INFINITY, 2.0f}}});
   });
-  g.check("margin: the amax lands 2^margin below fp8_max", [] {
-    return replay_all({{Format::E4M3, 4, 2, {2.0f}}, {Format::E5M2, 2, 1, {3.0f, 1.0f, 1.0f}}});
+  g.check("margin: the amax lands 2^margin below fp8_max", [&] {
+    return replay_all(g, {{Format::E4M3, 4, 2, {2.0f}}, {Format::E5M2, 2, 1, {3.0f, 1.0f, 1.0f}}});
   });
-  g.check("an amax too small for a float scale (1e-38, a subnormal): FLT_MAX", [] {
-    return replay_all({{Format::E4M3, 2, 0, {0x1p-149f, 1.0f, 1.0f}}, {Format::E5M2, 3, 1, {1e-38f}}});
+  g.check("an amax too small for a float scale (1e-38, a subnormal): FLT_MAX", [&] {
+    return replay_all(g, {{Format::E4M3, 2, 0, {0x1p-149f, 1.0f, 1.0f}}, {Format::E5M2, 3, 1, {1e-38f}}});
   });
   g.check("200 random sequences (E4M3 and E5M2, lengths 1 to 20, margins 0 to 2, with 0, inf and NaN)",
-          [] { return replay_all(random_sequences()); });
+          [&] { return replay_all(g, random_sequences()); });
   return g.finish();
 }

@@ -79,7 +79,27 @@ void print_indented(const std::string& text) {
   }
 }
 
+// "--time-limit S": S seconds, more than 0 and at most an hour.
+bool seconds_arg(const char* text, double& seconds) {
+  char* end = nullptr;
+  const double s = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(s > 0 && s <= 3600)) return false;
+  seconds = s;
+  return true;
+}
+
 }  // namespace
+
+std::vector<uint32_t> digest_keys(size_t n) {
+  std::vector<uint32_t> keys(n);
+  for (size_t i = 0; i < n; ++i) {  // splitmix64 of i, made odd
+    uint64_t z = (uint64_t(i) + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    keys[i] = uint32_t(z ^ (z >> 31)) | 1;
+  }
+  return keys;
+}
 
 std::string format(const char* fmt, ...) {
   va_list ap;
@@ -116,7 +136,7 @@ double rel_diff(double a, double b) {
   return std::fabs(a - b) / std::max(std::fabs(b), 1e-300);
 }
 
-Grader::Grader(Chapter chapter, int argc, char** argv, const char* exercise_object)
+Grader::Grader(Chapter chapter, int argc, char** argv, const char* exercise_object, const char* refusal)
     : chapter_(chapter), object_(exercise_object) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -124,17 +144,26 @@ Grader::Grader(Chapter chapter, int argc, char** argv, const char* exercise_obje
       result_path_ = argv[++i];
     } else if (arg == "--quick") {
       quick_ = true;
+    } else if (arg == "--time-limit" && i + 1 < argc && seconds_arg(argv[i + 1], seconds_)) {
+      ++i;
     } else {
-      std::fprintf(stderr, "check_%s: unknown argument '%s' (usage: check_%s [--result FILE] [--quick])\n",
-                   chapter.number, arg.c_str(), chapter.number);
+      std::fprintf(stderr, "check_%s: unknown argument '%s' (usage: check_%s [--result FILE] [--quick] "
+                   "[--time-limit SECONDS, at most 3600])\n", chapter.number, arg.c_str(), chapter.number);
       std::exit(2);
     }
   }
   std::printf("Chapter %s exercise: %s\n(lessons/%s/exercise.cpp)\n\n", chapter.number, chapter.title,
               chapter.slug);
+  if (refusal && *refusal) {  // the build's vetting (vet_exercise.sh): nothing of exercise.cpp was linked
+    std::printf("  [WRONG] exercise.cpp cannot be graded:\n");
+    print_indented(std::string(refusal) + "\nNo check counts while it is there.");
+    std::printf("\n");
+    refused_ = true;
+  }
 }
 
 bool Grader::own_code_only(const std::vector<Denied>& functions, const std::vector<Denied>& instructions) {
+  if (refused_) return false;
   bool ok = false;
   const std::string& object = object_;
   if (object.empty()) {
@@ -216,11 +245,18 @@ bool Grader::check(const std::string& what, const std::function<std::string()>& 
     std::printf("  [ -- ]  %s  (not run: fix the one above first)\n", what.c_str());
     return false;
   }
+  if (timed_out_) {
+    std::printf("  [ -- ]  %s  (not run: the code above did not finish)\n", what.c_str());
+    return false;
+  }
   std::string why;
   try {
     why = body();
-  } catch (const std::exception& e) {
-    why = std::string("your code threw an exception: ") + e.what();
+  } catch (const Failed& e) {  // the learner's code, in its child
+    why = e.what();
+    timed_out_ = e.timed_out();
+  } catch (const std::exception& e) {  // the grader's own computation
+    why = std::string("the check itself could not run: ") + e.what();
   }
   std::fflush(stdout);
   if (why.empty()) {
@@ -236,6 +272,13 @@ bool Grader::check(const std::string& what, const std::function<std::string()>& 
 }
 
 void Grader::note(const std::string& text) { print_indented(text); }
+
+void Grader::saw_sandbox(bool sandboxed) {
+  if (sandboxed || said_no_sandbox_) return;
+  said_no_sandbox_ = true;
+  note("(This system does not let the grader install its sandbox (Linux seccomp): exercise.cpp's code ran "
+       "with the time and memory limits only, and could reach your files.)");
+}
 
 int Grader::finish() {
   const bool passed = !refused_ && passed_ == total_ && total_ > 0;

@@ -1,6 +1,7 @@
 // report_check REPORT NAME — checks the JSON `./lab check all --report` wrote in
 // tests/exercises/lab_check.sh: the student's name (quotes and all), and per chapter the
-// status, score, hint level and time the fake chapters there must have.
+// status, score, hint level and time the fake chapters there must have (five: passed, not
+// yet, does not compile, a cheat that is not yet, a grader that crashed).
 #include <cstdio>
 #include <fstream>
 #include <regex>
@@ -27,8 +28,8 @@ int main(int argc, char** argv) {
   expect(r.value("student", "") == argv[2], "student is the --name given");
   expect(std::regex_match(r.value("written_at", ""), iso), "written_at is an ISO 8601 UTC time");
   const auto& ch = r["chapters"];
-  expect(ch.is_array() && ch.size() == 3, "three chapters");
-  if (ch.is_array() && ch.size() == 3) {
+  expect(ch.is_array() && ch.size() == 5, "five chapters");
+  if (ch.is_array() && ch.size() == 5) {
     expect(ch[0]["chapter"] == "01" && ch[0]["passed"] == true && ch[0]["status"] == "passed", "01 passed");
     expect(ch[0]["score"].is_number() && ch[0]["score"] == ch[0]["of"] && ch[0]["of"] > 0, "01 scores y of y");
     expect(ch[0]["hint_level"] == 1, "01: hint level 1 (the last --hint asked for was 1)");
@@ -39,6 +40,10 @@ int main(int argc, char** argv) {
     expect(ch[2]["status"] == "does not compile" && ch[2]["score"].is_null() && ch[2]["of"].is_null(),
            "03 does not compile, with no score");
     expect(ch[2]["hint_level"] == 0, "03: no hint used");
+    expect(ch[3]["status"] == "grader crashed" && ch[3]["passed"] == false && ch[3]["score"].is_null(),
+           "05 (a grader that crashed): said so, with no score");
+    expect(ch[4]["passed"] == false && ch[4]["status"] == "not yet" && ch[4]["score"] == 0 && ch[4]["of"] > 0,
+           "12 (an exercise that printed PASS and wrote a result of its own): not yet, 0 of the grader's checks");
     for (const auto& c : ch) expect(std::regex_match(c.value("checked_at", ""), iso), "checked_at is ISO 8601");
   }
   std::printf(bad ? "%d problem(s) in the report\n" : "the report is right\n", bad);

@@ -11,6 +11,11 @@
 #                                            lessons/NN_slug/exercise.cpp when changing either)
 #   tests/exercises/wrong/NN_what.cpp       must fail, with an explanation matching its
 #                                           "// expect: REGEX" line   exercise_NN_what_is_rejected
+#                                           (an optional "// args: ..." line: more arguments
+#                                            for the grader, such as a short --time-limit)
+# The wrong answers include cheats (an endless loop, a crash, files opened, written or deleted,
+# a PASS printed, code before main(), a solution #included, a C library function replaced):
+# each must be refused, by the build's vetting or by the sandbox (lessons/grader/grader.h).
 get_property(_hg_chapters GLOBAL PROPERTY HG_EXERCISE_CHAPTERS)
 set(_hg_scratch ${CMAKE_BINARY_DIR}/tests/exercises)
 set(_hg_solved "")
@@ -38,11 +43,14 @@ foreach(dir ${_hg_chapters})
       message(FATAL_ERROR "${wrong}: needs exactly one line '// expect: REGEX' (the message the grader must give)")
     endif()
     string(REGEX REPLACE "^// expect: " "" expect "${expect}")
+    file(STRINGS ${wrong} args REGEX "^// args: ")
+    string(REGEX REPLACE "^// args: " "" args "${args}")
+    separate_arguments(args UNIX_COMMAND "${args}")
     hg_add_grader(TARGET exercise_wrong_${name} CHAPTER ${dir} EXERCISE ${wrong}
                   SCRATCH ${_hg_scratch}/wrong_${name})
     add_test(NAME exercise_${name}_is_rejected
              COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/expect_rejected.sh "${expect}"
-                     $<TARGET_FILE:exercise_wrong_${name}>)
+                     $<TARGET_FILE:exercise_wrong_${name}> ${args})
     set_tests_properties(exercise_${name}_is_rejected PROPERTIES LABELS "exercise")
   endforeach()
 endforeach()
@@ -59,14 +67,14 @@ set_tests_properties(exercises_solutions_pass exercises_untouched_fail exercises
                      PROPERTIES LABELS "exercise")
 
 # The `./lab check` command itself (lab_check.sh says what it checks), on a scratch root with
-# a fake cmake and two of the graders above.
+# a fake cmake and three of the graders above.
 add_executable(exercises_report_check ${CMAKE_CURRENT_LIST_DIR}/report_check.cpp)
 target_link_libraries(exercises_report_check PRIVATE nlohmann_json::nlohmann_json hg_warnings)
 hg_test_O1(exercises_report_check)
-if(TARGET exercise_01_solved AND TARGET exercise_02_untouched)
+if(TARGET exercise_01_solved AND TARGET exercise_02_untouched AND TARGET exercise_wrong_12_writes_result)
   add_test(NAME lab_check_command
            COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/lab_check.sh ${PROJECT_SOURCE_DIR}/lab
                    $<TARGET_FILE:exercise_01_solved> $<TARGET_FILE:exercise_02_untouched>
-                   $<TARGET_FILE:exercises_report_check>)
+                   $<TARGET_FILE:exercise_wrong_12_writes_result> $<TARGET_FILE:exercises_report_check>)
   set_tests_properties(lab_check_command PROPERTIES LABELS "exercise")
 endif()

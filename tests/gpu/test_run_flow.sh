@@ -15,7 +15,7 @@
 #   3. a hanging test is cut at the deadline (HG_GPU_BUDGET_S), the steps after it are reported
 #      as skipped (not checked: exit 1), and the whole run ends within the budget (plus the
 #      kill grace)
-#   4. no GPU (the probe exits 77): run.sh exits 77 and says so
+#   4. no GPU (the probe exits 77): run.sh exits 77 and says so, and leaves no scratch folder
 #   5. a build without MPI (no test_nccl, no lesson_13) on a machine whose compute-sanitizer
 #      refuses the device (as under gVisor): "not built" and "sanitizer unsupported here", the
 #      steps after memcheck still run, and the run passes (exit 0)
@@ -128,13 +128,15 @@ check "deadline: later steps are listed as not checked" grep -q "NOT CHECKED, ou
 check "deadline: the run ends within its 15 s budget plus the kill grace and the wrap-up (took ${took}s)" test "$took" -le 27
 check "deadline: exit 1 (got $rc)" test $rc -eq 1
 
-# 4. no GPU
+# 4. no GPU (in a temporary folder of its own: run.sh's scratch folder must be gone after it)
 make_bundle "$TMP/b4"
 printf '#!/bin/sh\necho "SKIP: no GPU: stub"\nexit 77\n' >"$TMP/b4/bin/test_cuda_runtime"
-OUT="$TMP/out4" HG_GPU_BUNDLE="$TMP/b4" PATH="/usr/bin:/bin" "$ROOT/tests/gpu/run.sh" --quick >"$TMP/nogpu.log" 2>&1
+mkdir "$TMP/tmp4"
+TMPDIR="$TMP/tmp4" OUT="$TMP/out4" HG_GPU_BUNDLE="$TMP/b4" PATH="/usr/bin:/bin" "$ROOT/tests/gpu/run.sh" --quick >"$TMP/nogpu.log" 2>&1
 rc=$?
 check "no GPU: exit 77 (got $rc)" test $rc -eq 77
 check "no GPU: says so" grep -q "nothing to check" "$TMP/out4/summary.txt"
+check "no GPU: its scratch folder is removed" test -z "$(ls -A "$TMP/tmp4")"
 
 # 5. no MPI in the build, and a compute-sanitizer that refuses the device (gVisor's answer:
 #    "Device not supported", then error 999; the program under it fails)

@@ -22,7 +22,7 @@ echo "OMP_WAIT_POLICY=ACTIVE ./lab lesson 04 -> $got"
 [ "$got" = "policy=ACTIVE" ] || { echo "FAIL the caller's OMP_WAIT_POLICY should win"; fail=1; }
 
 # ---- 2. where the screenshots go --------------------------------------------------------
-for n in 06 08 09 10; do printf '#!/bin/sh\necho "RESULT stub"\n' >"$B/lessons/lesson_$n"; chmod +x "$B/lessons/lesson_$n"; done
+for n in 06 08 09 10 12; do printf '#!/bin/sh\necho "RESULT stub"\n' >"$B/lessons/lesson_$n"; chmod +x "$B/lessons/lesson_$n"; done
 # chapter 14 prints a table row instead of a RESULT line
 printf '#!/bin/sh\necho "delayed stub"\n' >"$B/lessons/lesson_14"; chmod +x "$B/lessons/lesson_14"
 cat >"$B/viewer/halfgrad-viewer" <<'V'

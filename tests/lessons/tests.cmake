@@ -117,7 +117,11 @@ endif()
 # ./lab lesson's OpenMP wait policy and where ./lab screenshots writes (stub programs).
 add_test(NAME lab_lesson_policy_and_screenshot_folder
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/lab_first_hour.sh ${CMAKE_SOURCE_DIR})
-set_tests_properties(lab_lesson_policy_and_screenshot_folder PROPERTIES LABELS "lesson")
+# ./lab keeps the configured build options, refuses bad ones and bad view/bench arguments
+# before building, and works through a symbolic link (stub programs, a fake cmake).
+add_test(NAME lab_options_and_arguments
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/lab_options.sh ${CMAKE_SOURCE_DIR}/lab)
+set_tests_properties(lab_lesson_policy_and_screenshot_folder lab_options_and_arguments PROPERTIES LABELS "lesson")
 
 # A chapter's diff against the one before is its lesson: chapter 09 is chapter 08 with a
 # GradScaler in place of the static scale (at most 150 lines of diff; the plumbing lives in

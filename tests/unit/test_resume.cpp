@@ -32,11 +32,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("hg_test_resume_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
+// A test case's own scratch folder in the temporary directory, removed with everything in
+// it when the test case ends, passed or failed (RAII: a failed REQUIRE unwinds through it).
+class ScratchDir {
+ public:
+  ScratchDir() : dir_(fs::temp_directory_path() / ("hg_test_resume_" + std::to_string(::getpid()))) {
+    fs::create_directories(dir_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+ private:
+  fs::path dir_;
+};
 
 data::ImageDataset synthetic(int64_t n) {
   data::SyntheticOptions o;
@@ -106,6 +119,7 @@ void check_same_state(const nn::Module& a, const nn::Module& b) {
 }  // namespace
 
 TEST_CASE("checkpoint round trip restores model, optimizer and training state exactly") {
+  const ScratchDir scratch;
   const data::ImageDataset ds = synthetic(96);
   DataLoaderOptions lo;
   lo.batch_size = 16;
@@ -121,7 +135,7 @@ TEST_CASE("checkpoint round trip restores model, optimizer and training state ex
     st.batch_in_epoch = loader.position() / lo.batch_size;
     st.generators["init"] = 0xDEADBEEFCAFEF00Dull;  // a 64-bit state survives the JSON
     st.loader = loader.state_json();
-    const std::string path = temp_path(kind + ".ckpt");
+    const std::string path = scratch.path(kind + ".ckpt");
     train::save_training_checkpoint(path, *a.model, a.opt.get(), st);
 
     Setup b(kind, 2);  // different initial weights
@@ -144,6 +158,7 @@ TEST_CASE("checkpoint round trip restores model, optimizer and training state ex
 }
 
 TEST_CASE("resume is bit-exact: N steps + save + resume + M steps == N + M steps straight") {
+  const ScratchDir scratch;
   const data::ImageDataset ds = synthetic(80);  // 5 batches of 16: the run crosses epochs
   DataLoaderOptions lo;
   lo.batch_size = 16;
@@ -157,7 +172,7 @@ TEST_CASE("resume is bit-exact: N steps + save + resume + M steps == N + M steps
     std::vector<double> straight_losses = run_steps(straight, l1, N + M);
 
     // Interrupted run: N steps, save, then everything is thrown away.
-    const std::string path = temp_path(kind + "_resume.ckpt");
+    const std::string path = scratch.path(kind + "_resume.ckpt");
     std::vector<double> resumed_losses;
     {
       Setup first(kind, 1);
@@ -184,9 +199,10 @@ TEST_CASE("resume is bit-exact: N steps + save + resume + M steps == N + M steps
 }
 
 TEST_CASE("a checkpoint that does not fit is refused and leaves the model as it was") {
+  const ScratchDir scratch;
   Generator g(1);
   nn::MLP small(g, 64, 32, 16, 4), other(g, 64, 20, 16, 4);
-  const std::string path = temp_path("small.ckpt");
+  const std::string path = scratch.path("small.ckpt");
   train::save_training_checkpoint(path, small, nullptr, {});
   const auto before = other.fc3->weight.to_vector();
   CHECK_THROWS_WITH_AS(train::load_training_checkpoint(path, other, nullptr),
@@ -252,10 +268,11 @@ io::Checkpoint trained_checkpoint(const data::ImageDataset& ds, DataLoader& load
 }  // namespace
 
 TEST_CASE("a checkpoint load refuses other dtypes and shapes, naming the file, the entry, expected and found") {
+  const ScratchDir scratch;
   const data::ImageDataset ds = synthetic(48);
   DataLoader loader(ds, {16, true, false, 5});
   const io::Checkpoint good = trained_checkpoint(ds, loader);
-  const std::string path = temp_path("dtype.ckpt");
+  const std::string path = scratch.path("dtype.ckpt");
   io::save_checkpoint(path, good);
   CHECK(load_error(path).empty());
 
@@ -316,10 +333,11 @@ TEST_CASE("a checkpoint load refuses other dtypes and shapes, naming the file, t
 }
 
 TEST_CASE("a checkpoint load refuses NaN or inf in weights and optimizer state, and absurd counters") {
+  const ScratchDir scratch;
   const data::ImageDataset ds = synthetic(48);
   DataLoader loader(ds, {16, true, false, 5});
   const io::Checkpoint good = trained_checkpoint(ds, loader);
-  const std::string path = temp_path("absurd.ckpt");
+  const std::string path = scratch.path("absurd.ckpt");
   auto refused = [&](const io::Checkpoint& c) {
     io::save_checkpoint(path, c);
     return load_error(path);
@@ -370,11 +388,12 @@ TEST_CASE("a checkpoint load refuses NaN or inf in weights and optimizer state, 
 }
 
 TEST_CASE("a checkpoint with NaN weights is never saved, the previous file stays") {
+  const ScratchDir scratch;
   const data::ImageDataset ds = synthetic(48);
   DataLoader loader(ds, {16, true, false, 5});
   Setup a("mlp_adamw", 1);
   run_steps(a, loader, 2);
-  const std::string path = temp_path("nan_save.ckpt");
+  const std::string path = scratch.path("nan_save.ckpt");
   train::save_training_checkpoint(path, *a.model, a.opt.get(), {});
   std::ifstream in(path, std::ios::binary);
   const std::string before((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -401,7 +420,8 @@ TEST_CASE("a checkpoint with NaN weights is never saved, the previous file stays
 }
 
 TEST_CASE("a folder or a FIFO given as the checkpoint is refused at once, naming it") {
-  const std::string folder = temp_path("folder.ckpt"), fifo = temp_path("fifo.ckpt");
+  const ScratchDir scratch;
+  const std::string folder = scratch.path("folder.ckpt"), fifo = scratch.path("fifo.ckpt");
   fs::create_directories(folder);
   fs::remove(fifo);
   REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
