@@ -35,15 +35,16 @@ training() {
   OUT=$(mktemp -d); trap 'rm -rf "$OUT"' EXIT
 
   if [ "$LIMIT" = "-1" ]; then what="all 60000"; else what="the first $LIMIT"; fi
-  echo "halfgrad tour, part 2: one MLP, one epoch on $what FashionMNIST training images, three precisions"
-  echo "(on a CPU, F16 is emulated: every F16 value is converted to F32 and back in software, so"
-  echo " F16 costs time here. AMP's speed comes from tensor cores, GPU units that multiply F16 tiles"
-  echo " at several times F32's rate: chapter 05. On a CPU, AMP shows its accuracy, not its speed.)"
+  echo "halfgrad tour, part 2: one MLP, one epoch on $what FashionMNIST training images, four precisions"
+  echo "(AMP's speed comes from tensor cores: units that multiply 16-bit tiles at several times F32's"
+  echo " rate — a GPU's, or the BF16 unit of some CPUs (AMX, AVX512_BF16): chapter 05. F16 has no such"
+  echo " unit on a CPU: every F16 value is converted to F32 and back in software, so F16 costs time"
+  echo " here. The line 'on the CPU:' below says what this CPU does with BF16.)"
   echo
   # The same runs as ./lab bench amp: --stats-every 0 (gradient statistics cost time), test on 1000.
   common=(--epochs 1 --limit-train "$LIMIT" --limit-test 1000 --stats-every 0 --run-name tour_mlp --overwrite)
-  echo "-- FP32 and AMP: autocast F16 + GradScaler (chapter 10: ./lab lesson 10) --"
-  "$BUILD/lessons/lesson_10" "${common[@]}" --runs fp32,amp_f16 | tee "$OUT/10.txt" | grep -E "epoch 1"
+  echo "-- FP32, AMP F16 (autocast + GradScaler) and AMP BF16 (autocast; chapters 10, 11: ./lab lesson 10) --"
+  "$BUILD/lessons/lesson_10" "${common[@]}" --runs fp32,amp_f16,amp_bf16 | tee "$OUT/10.txt" | grep -E "epoch 1|^on the CPU:"
   echo
   echo "-- naive FP16: every tensor F16 (chapter 06: ./lab lesson 06) --"
   "$BUILD/lessons/lesson_06" "${common[@]}" --only fp16 | tee "$OUT/06.txt" | grep -E "epoch 1|^  2048|^  1 \+"
@@ -54,10 +55,10 @@ training() {
       p[NR] = v["precision"]; a[NR] = v["test_accuracy"]; t[NR] = v["seconds_per_epoch"] }
     END { for (i = 1; i <= NR; i++)
             printf "  %-11s test accuracy %.4f   %6.2f s/epoch   x%.2f FP32\n", p[i], a[i], t[i], t[i] / t[1] }'
-  echo "(./lab bench amp times the same epochs, with BF16 and the small CNN; on a GPU also ResNet-50)"
+  echo "(./lab bench amp times the same epochs, with the small CNN and PyTorch beside; on a GPU also ResNet-50)"
   echo
   echo "run logs (open them with ./lab view):"
-  echo "  runs/tour_mlp_fp32/  runs/tour_mlp_amp_f16/  runs/tour_mlp_fp16_naive/"
+  echo "  runs/tour_mlp_fp32/  runs/tour_mlp_amp_f16/  runs/tour_mlp_amp_bf16/  runs/tour_mlp_fp16_naive/"
   echo "what the precisions mean, and why naive FP16 loses updates: lessons/06_fp16_naive/README.md,"
   echo "lessons/10_autocast_amp/README.md"
 }

@@ -3,7 +3,6 @@
 
 #include <cfloat>
 #include <cmath>
-#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -13,17 +12,7 @@ namespace hg::cpu {
 
 namespace {
 
-uint32_t bits_of(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, 4);
-  return u;
-}
-float float_of(uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, 4);
-  return x;
-}
-float quiet(float nan) { return float_of(bits_of(nan) | 0x00400000u); }
+float quiet(float nan) { return float_from_bits(float_bits(nan) | 0x00400000u); }
 float denormals_are_zero(float x) {
   return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.f, x) : x;
 }
@@ -36,7 +25,7 @@ float unit_fma(float acc, float a, float b) {
   if (std::isnan(b)) return quiet(b);
   if (std::isnan(acc)) return quiet(acc);
   float r = std::fmaf(a, b, acc);                  // one rounding, IEEE gradual underflow
-  if (std::isnan(r)) return float_of(0xFFC00000u);  // inf·0 or inf − inf
+  if (std::isnan(r)) return float_from_bits(0xFFC00000u);  // inf·0 or inf − inf
   // Flush to zero. std::fmaf rounded a tiny result on the subnormal grid; the unit decides
   // "tiny" after rounding to 24 bits as if the exponent had no floor. The two differ only
   // next to 2^-126, so redo those sums 2^24 higher, where nothing is subnormal: |r| ≤ 2^-126

@@ -98,9 +98,16 @@ GemmKernel best_f32_kernel() {
   return GemmKernel::Portable;
 }
 
+// VDPBF16PS does 32 multiply-adds per instruction, an FP32 FMA 16. Intel's cores issue it half
+// as often as an FMA (a Sapphire Rapids core: 107 against 214 GFLOP/s, ./lab bench peak), so
+// there it is no faster than F32 and the tuned F32 kernels on widened operands win (its GEMM
+// took 1.7x their time on chapter 02's shapes); AMD's Zen 4 and 5 issue it like an FMA,
+// twice the F32 rate. So without AMX, BF16 goes to VDPBF16PS on AMD only.
 GemmKernel best_bf16_kernel() {
   if (cpu_has(GemmKernel::Amx)) return GemmKernel::Amx;
-  if (cpu_has(GemmKernel::Avx512Bf16)) return GemmKernel::Avx512Bf16;
+#if defined(__x86_64__)
+  if (cpu_has(GemmKernel::Avx512Bf16) && __builtin_cpu_is("amd")) return GemmKernel::Avx512Bf16;
+#endif
   return best_f32_kernel();
 }
 
@@ -192,6 +199,18 @@ std::string gemm_bf16_kernel_name() {
   const GemmKernel k = gemm_bf16_kernel();
   if (is_bf16_unit(k)) return spelling(k);
   return std::string(micro_kernel_for(k).name) + " (BF16 widened to F32)";
+}
+
+std::string cpu_lowp_sentence() {
+  const GemmKernel k = gemm_bf16_kernel();
+  if (is_bf16_unit(k))
+    return std::string("F16 is storage only (widened to F32: the casts cost time); BF16 matmuls and "
+                       "convolutions run on ") + spelling(k) + ", this CPU's BF16 matrix unit (chapter 05)";
+  return std::string("F16 and BF16 are emulated in software (widened to F32 on the ") + micro_kernel_for(k).name +
+         " kernel): slower than F32, not faster; " +
+         (cpu_has(GemmKernel::Amx) || cpu_has(GemmKernel::Avx512Bf16)
+              ? "this CPU's BF16 unit is switched off by HG_GEMM_KERNEL (chapter 05)"
+              : "this CPU has no BF16 matrix unit (chapter 05)");
 }
 
 // ---- 3. One thread's rectangle: the five loops -------------------------------------------

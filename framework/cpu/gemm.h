@@ -55,7 +55,8 @@ void dgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, double a
 //
 // Two of them are BF16 matrix units (bf16_units.h) and serve gemm_bf16 only:
 //   kernel        F32 GEMMs (sgemm, gemm_f16)      BF16 GEMMs (gemm_bf16)
-//   auto          the widest F32 kernel            amx, else avx512_bf16, else widened to F32
+//   auto          the widest F32 kernel            amx, else avx512_bf16 on AMD (gemm.cpp
+//                                                  says why), else widened to F32
 //   portable|avx2|avx512   that kernel             widened to F32, then that kernel
 //   avx512_bf16   the widest F32 kernel            VDPBF16PS (gemm_bf16_avx512bf16.cpp)
 //   amx           the widest F32 kernel            AMX tiles (gemm_bf16_amx.cpp)
@@ -71,5 +72,10 @@ bool gemm_kernel_supported(GemmKernel kernel);
 GemmKernel gemm_kernel_from_name(const std::string& name);  // "portable" ...; throws if unknown
 // Why `kernel` cannot run here ("" when it can): no such unit, or the OS refused AMX's tiles.
 std::string gemm_kernel_unavailable_reason(GemmKernel kernel);
+
+// Where the 16-bit matmuls of the engine run on this CPU, as the chapters say it: F16 is
+// always widened to F32 (no x86 unit adds F16 products in F32), BF16 runs on the BF16 unit
+// gemm_bf16 uses, or is widened too. One sentence, no final period.
+std::string cpu_lowp_sentence();
 
 }  // namespace hg::cpu

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -49,16 +48,19 @@ void gemm(DType dt, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const voi
       return;
     case DType::F16:
     case DType::BF16: {
-      // F32 accumulator, then one rounding to the storage dtype
-      std::unique_ptr<float[]> acc(new float[static_cast<size_t>(M * N)]);
+      // F32 accumulator, then one rounding to the storage dtype. The accumulator is this
+      // thread's, kept between calls: a fresh one per matmul cost a page fault per 4 KB.
+      thread_local std::vector<float> scratch;
+      if (scratch.size() < static_cast<size_t>(M * N)) scratch.resize(static_cast<size_t>(M * N));
+      float* acc = scratch.data();
       if (dt == DType::F16)
         cpu::gemm_f16(ta, tb, M, N, K, 1.0f, static_cast<const half*>(A), lda,
-                      static_cast<const half*>(B), ldb, 0.0f, acc.get(), N);
+                      static_cast<const half*>(B), ldb, 0.0f, acc, N);
       else
         cpu::gemm_bf16(ta, tb, M, N, K, 1.0f, static_cast<const bfloat16*>(A), lda,
-                       static_cast<const bfloat16*>(B), ldb, 0.0f, acc.get(), N);
-      add_bias_rows(acc.get(), M, N, bias);
-      cpu::convert(acc.get(), DType::F32, C, dt, M * N);
+                       static_cast<const bfloat16*>(B), ldb, 0.0f, acc, N);
+      add_bias_rows(acc, M, N, bias);
+      cpu::convert(acc, DType::F32, C, dt, M * N);
       return;
     }
   }

@@ -1,6 +1,8 @@
 #include "framework/amp/autocast.h"
 #include "framework/ops/reduce.h"
 
+#include <algorithm>
+
 #include "framework/autograd/node.h"
 #include "framework/cpu/elementwise.h"
 #include "framework/cuda/reduce.h"
@@ -56,19 +58,27 @@ Tensor reduce_dim(const char* op, const Tensor& x_in, int64_t dim_in, bool keepd
   else out_shape.erase(out_shape.begin() + dim);
   Tensor y = Tensor::empty(out_shape, x.dtype());
   const double scale = scale_per_n > 0 ? scale_per_n / (n ? n : 1) : 1.0;
+  // Each output sums its n inputs in the order j = 0 .. n-1, whatever the threads. The outputs
+  // go in blocks of up to 64 neighbours (x[o, j, i0 .. i0+63]): the loop over a block reads
+  // each row of x contiguously and adds 64 independent sums side by side, which the compiler
+  // vectorises, and the (o, block) pairs are shared by the threads — also when outer is 1, as
+  // in a bias gradient, the sum over the batch of dy (N, F).
+  constexpr int64_t kBlock = 64;
+  const int64_t blocks = (inner + kBlock - 1) / kBlock;
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
     const T* px = x.data<T>();
     T* py = y.data<T>();
 #pragma omp parallel for if (outer * inner * n > cpu::kParallelMin)
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i) {
-        C acc = 0;
-        const T* base = px + o * n * inner + i;
-        for (int64_t j = 0; j < n; ++j) acc += load(base[j * inner]);
-        py[o * inner + i] = store<T>(acc * static_cast<C>(scale));
-      }
+    for (int64_t t = 0; t < outer * blocks; ++t) {
+      const int64_t o = t / blocks, i0 = (t % blocks) * kBlock, width = std::min(kBlock, inner - i0);
+      C acc[kBlock] = {};
+      const T* base = px + o * n * inner + i0;
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < width; ++i) acc[i] += load(base[j * inner + i]);
+      for (int64_t i = 0; i < width; ++i) py[o * inner + i0 + i] = store<T>(acc[i] * static_cast<C>(scale));
+    }
   });
   return y;
 }

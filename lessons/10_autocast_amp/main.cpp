@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/cpu/gemm.h"
 #include "framework/amp/activation_memory.h"
 #include "framework/amp/autocast.h"
 #include "framework/amp/grad_scaler.h"
@@ -284,8 +285,8 @@ int main(int argc, char** argv) {
                 "(batch %lld);\nweight copies: the F16 casts of the F32 weights it also keeps\n",
                 (long long)f.batch_size);
     if (device == hg::Device::CPU)
-      std::printf("on the CPU, F16 is storage only (the math is F32): the time shows the cost of "
-                  "the casts; on a GPU the same program runs with --device cuda\n");
+      std::printf("on the CPU: %s; on a GPU the same program runs with --device cuda\n",
+                  hg::cpu::cpu_lowp_sentence().c_str());
     std::printf("run logs: ");
     for (const auto& r : runs) std::printf("%s/  ", r.dir.c_str());
     std::printf("(./lab view)\n");

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "framework/cpu/gemm.h"
 #include "framework/dtype/bfloat16.h"
 #include "framework/dtype/half.h"
 #include "framework/amp/activation_memory.h"
@@ -83,11 +84,11 @@ void show_formats() {
     std::printf("  linear output 784 x 300 x 0.5 = 117600 in a %-4s region: %-10g loss %g\n",
                 hg::dtype_name(d), h.to(DType::F32).to_vector()[0], loss.item());
   }
-  // Where the speed comes from: the numbers above are the same on a GPU (chapter 05 checks
-  // the emulation bit for bit); only there do 16-bit operands run on tensor cores.
+  // Where the speed comes from: 16-bit operands on tensor cores — a GPU's, or the CPU's own
+  // BF16 unit (chapter 05), which sums in its own order (the numbers above ran on it too).
   std::printf("  on a GPU (--device cuda): F16 and BF16 matmuls and convolutions run on tensor cores (BF16 from\n"
               "  sm_80; an older GPU widens BF16 to F32), F32 stays F32 unless --tf32 puts it on TF32 tensor\n"
-              "  cores (sm_80+). On a CPU, F16 and BF16 are emulated in software: slower than F32, not faster.\n");
+              "  cores (sm_80+).\n  On this CPU: %s.\n", hg::cpu::cpu_lowp_sentence().c_str());
   std::printf("\n");
 }
 

@@ -20,14 +20,17 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "framework/cpu/bf16_units.h"
 #include "framework/cpu/gemm.h"
 #include "framework/dtype/bfloat16.h"
 #include "framework/dtype/half.h"
+#include "tests/bench/peak.h"
 
 namespace {
 
@@ -183,20 +186,27 @@ bool training_shapes(const OpenBlas& ob, int threads, double min_time) {
   return ok;
 }
 
-// The third table: emulated AMP. gemm_f16 / gemm_bf16 (16-bit operands, FP32 accumulation)
-// against sgemm on the same shapes, and the time ratio — the cost of storing the operands in
-// 16 bits on a CPU that has no 16-bit multiply-add. Widening F16/BF16 to FP32 is exact, and
-// the same kernel adds in the same order, so before timing each result must equal, bit for bit,
-// sgemm's on the widened operands.
+// The third table: AMP's GEMMs. gemm_f16 / gemm_bf16 with 16-bit operands widened to FP32 on
+// the F32 kernels — the cost of storing the operands in 16 bits on a CPU that has no unit for
+// them — against sgemm on the same shapes; then, where the CPU has one, gemm_bf16 on its BF16
+// unit (AMX or VDPBF16PS, bf16_units.h), which is what BF16 autocast runs. Before timing,
+// the widened results must equal sgemm's on the widened operands bit for bit (same kernel,
+// same order of additions) and the unit's must equal its emulation bit for bit.
 bool lowp_shapes(int threads, double min_time) {
-  std::printf("\nthe same shapes with 16-bit operands (automatic kernel, %d threads): "
-              "time in ms, ratio = time / FP32 time\n", threads);
-  std::printf("%-28s %2s %2s %6s %6s %6s %9s %9s %9s %7s %7s\n", "", "tA", "tB", "M", "N", "K", "f32 ms",
-              "f16 ms", "bf16 ms", "f16/f32", "bf16/f32");
+  using hg::cpu::GemmKernel;
+  hg::cpu::set_gemm_kernel(GemmKernel::Auto);
+  const GemmKernel unit = hg::cpu::gemm_bf16_kernel(), f32_kernel = hg::cpu::gemm_kernel();
+  const bool has_unit = unit == GemmKernel::Amx || unit == GemmKernel::Avx512Bf16;
+  const std::string unit_name = has_unit ? hg::cpu::gemm_bf16_kernel_name() : "none";
+  std::printf("\nthe same shapes with 16-bit operands (%d threads): widened to F32 on the %s kernel, and "
+              "BF16 on this CPU's BF16 unit (%s); time in ms, ratio = time / FP32 time\n",
+              threads, hg::cpu::gemm_kernel_name(), unit_name.c_str());
+  std::printf("%-28s %2s %2s %6s %6s %6s %9s %9s %9s %9s %7s %7s %7s\n", "", "tA", "tB", "M", "N", "K", "f32 ms",
+              "f16 ms", "bf16 ms", "unit ms", "f16/f32", "bf16/f32", "unit/f32");
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> U(-1.f, 1.f);
   bool ok = true;
-  double total[3] = {0, 0, 0};
+  double total[4] = {0, 0, 0, 0};
   for (const Shape& sh : kTrainingShapes) {
     const int64_t a_cols = sh.ta ? sh.M : sh.K, b_cols = sh.tb ? sh.K : sh.N;
     const size_t na = size_t(sh.M) * sh.K, nb = size_t(sh.K) * sh.N, nc = size_t(sh.M) * sh.N;
@@ -217,11 +227,15 @@ bool lowp_shapes(int threads, double min_time) {
       hg::cpu::gemm_f16(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, Ah.data(), a_cols, Bh.data(), b_cols,
                         0.f, C.data(), sh.N);
     };
-    auto bf16 = [&] {
-      hg::cpu::gemm_bf16(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, Abf.data(), a_cols, Bbf.data(),
-                         b_cols, 0.f, C.data(), sh.N);
+    auto bf16_on = [&](GemmKernel k) {
+      return [&, k] {
+        hg::cpu::set_gemm_kernel(k);
+        hg::cpu::gemm_bf16(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, Abf.data(), a_cols, Bbf.data(), b_cols, 0.f,
+                           C.data(), sh.N);
+        hg::cpu::set_gemm_kernel(GemmKernel::Auto);
+      };
     };
-    // validate: bit for bit against sgemm on the widened operands
+    // validate: bit for bit against sgemm on the widened operands, and the unit's emulation
     int64_t mismatches = 0;
     hg::cpu::sgemm(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, A16.data(), a_cols, B16.data(), b_cols, 0.f,
                    Cw.data(), sh.N);
@@ -229,25 +243,36 @@ bool lowp_shapes(int threads, double min_time) {
     for (size_t i = 0; i < nc; ++i) mismatches += C[i] != Cw[i];
     hg::cpu::sgemm(sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, Ab.data(), a_cols, Bb.data(), b_cols, 0.f,
                    Cw.data(), sh.N);
-    bf16();
+    bf16_on(f32_kernel)();
     for (size_t i = 0; i < nc; ++i) mismatches += C[i] != Cw[i];
+    if (has_unit) {
+      hg::cpu::gemm_bf16_emulated(unit, sh.ta, sh.tb, sh.M, sh.N, sh.K, 1.f, Abf.data(), a_cols, Bbf.data(),
+                                  b_cols, 0.f, Cw.data(), sh.N);
+      bf16_on(unit)();
+      for (size_t i = 0; i < nc; ++i) mismatches += std::memcmp(&C[i], &Cw[i], 4) != 0;
+    }
     if (mismatches) {
-      std::printf("%-28s WRONG (%lld entries differ from sgemm on the widened operands)\n", sh.what,
-                  (long long)mismatches);
+      std::printf("%-28s WRONG (%lld entries differ from their reference)\n", sh.what, (long long)mismatches);
       ok = false;
       continue;
     }
-    const std::vector<double> best = best_seconds({f32, f16, bf16}, min_time);
-    for (int q = 0; q < 3; ++q) total[q] += best[size_t(q)];
-    std::printf("%-28s %2d %2d %6d %6d %6d %9.3f %9.3f %9.3f %7.2f %7.2f\n", sh.what, sh.ta, sh.tb,
-                sh.M, sh.N, sh.K, best[0] * 1e3, best[1] * 1e3, best[2] * 1e3, best[1] / best[0],
-                best[2] / best[0]);
+    std::vector<std::function<void()>> runs{f32, f16, bf16_on(f32_kernel)};
+    if (has_unit) runs.push_back(bf16_on(unit));
+    std::vector<double> best = best_seconds(runs, min_time);
+    if (!has_unit) best.push_back(0);
+    for (int q = 0; q < 4; ++q) total[q] += best[size_t(q)];
+    std::printf("%-28s %2d %2d %6d %6d %6d %9.3f %9.3f %9.3f ", sh.what, sh.ta, sh.tb, sh.M, sh.N, sh.K,
+                best[0] * 1e3, best[1] * 1e3, best[2] * 1e3);
+    if (has_unit) std::printf("%9.3f %7.2f %7.2f %7.2f\n", best[3] * 1e3, best[1] / best[0], best[2] / best[0], best[3] / best[0]);
+    else std::printf("%9s %7.2f %7.2f %7s\n", "-", best[1] / best[0], best[2] / best[0], "-");
     std::fflush(stdout);
   }
-  if (ok)
-    std::printf("%-28s %2s %2s %6s %6s %6s %9.3f %9.3f %9.3f %7.2f %7.2f\n", "all shapes (sum)", "", "",
-                "", "", "", total[0] * 1e3, total[1] * 1e3, total[2] * 1e3, total[1] / total[0],
-                total[2] / total[0]);
+  if (ok) {
+    std::printf("%-28s %2s %2s %6s %6s %6s %9.3f %9.3f %9.3f ", "all shapes (sum)", "", "", "", "", "",
+                total[0] * 1e3, total[1] * 1e3, total[2] * 1e3);
+    if (has_unit) std::printf("%9.3f %7.2f %7.2f %7.2f\n", total[3] * 1e3, total[1] / total[0], total[2] / total[0], total[3] / total[0]);
+    else std::printf("%9s %7.2f %7.2f %7s\n", "-", total[1] / total[0], total[2] / total[0], "-");
+  }
   return ok;
 }
 
@@ -304,12 +329,15 @@ int main(int argc, char** argv) {
   }
   hg::cpu::set_gemm_kernel(GemmKernel::Auto);
   const std::string best_name = hg::cpu::gemm_kernel_name();
-  std::printf("threads: %d   automatic kernel: %s   GFLOP/s = 2·n³ / best time\n\n", threads,
-              best_name.c_str());
+  // The FP32 FMA peak of these threads (tests/bench/peak.h), the ceiling of every figure below.
+  const double peak = hg::bench::measure_peak(hg::bench::Unit::Fp32Fma, threads);
+  std::printf("threads: %d   automatic kernel: %s   GFLOP/s = 2·n³ / best time   FP32 FMA peak of %d "
+              "thread(s), measured: %.0f GFLOP/s\n\n", threads, best_name.c_str(), threads, peak);
 
   // header
   std::printf("%6s", "n");
   for (const auto& nm : names) std::printf(" %12s", nm.c_str());
+  std::printf(" %9s", "% peak");
   if (ob.sgemm) std::printf(" %12s %18s", "OpenBLAS", (best_name + "/OpenBLAS").c_str());
   std::printf("\n");
 
@@ -376,6 +404,7 @@ int main(int argc, char** argv) {
       std::printf(" %12.1f", gflops[q]);
       if (names[q] == best_name) best_gf = gflops[q];
     }
+    std::printf(" %8.0f%%", 100.0 * best_gf / peak);
     if (ob.sgemm) std::printf(" %12.1f %17.0f%%", ob_gflops, 100.0 * best_gf / ob_gflops);
     std::printf("\n");
     std::fflush(stdout);

@@ -90,7 +90,7 @@ if(TARGET lesson_11)
           -e "skipped, last scale: amp_f16's GradScaler" -e "-: no scaler (BF16 has F32's range, FP32 needs none)"
           -e "0.60 MB        -           -"
           -e "F32 stays F32 unless --tf32 puts it on TF32 tensor"
-          -e "On a CPU, F16 and BF16 are emulated in software"
+          -e "F16 and BF16 are emulated in software (widened to F32 on the avx2+fma kernel)"
           -r "F16 and BF16 matmuls and convolutions run on the WMMA tensor-core kernels"
           -- $<TARGET_FILE:lesson_11> --limit-train 256 --limit-test 100 --epochs 1 --run-name fact_11
              --overwrite --stats-every 0 --threads 1)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tour_test.sh BUILD_DIR SOURCE_DIR — lessons/tour.sh, the first thing `./lab run` shows, end to
 # end on a small slice (300 training images): part 1 is chapter 04's formats table and nothing
-# else, part 2 trains the three precisions and prints the comparison with FP32 at x1.00, "all"
+# else, part 2 trains the four precisions, says where BF16 runs on this CPU and prints the
+# comparison with FP32 at x1.00, "all"
 # is the two in that order, and an unknown part is a usage error (exit 2).
 build="$1"; src="$2"
 tour="$src/lessons/tour.sh"
@@ -16,11 +17,12 @@ grep -q "epoch 1" formats.txt && fail "part 1 trained something"
 
 HG_TOUR_LIMIT=300 bash "$tour" "$build" training >training.txt 2>&1 || fail "part 'training' exited $?: $(tail -5 training.txt)"
 head -1 training.txt | grep -q "^halfgrad tour, part 2: one MLP, one epoch on the first 300" || fail "part 2 starts with: $(head -1 training.txt)"
-for p in fp32 amp_f16 fp16_naive; do
+for p in fp32 amp_f16 amp_bf16 fp16_naive; do
   grep -Eq "^  $p +test accuracy 0\.[0-9]{4} +[0-9.]+ s/epoch +x[0-9.]+ FP32$" training.txt || fail "no comparison row for $p"
 done
 grep -Eq "^  fp32 .* x1\.00 FP32$" training.txt || fail "FP32's row is not x1.00"
-[ -d runs/tour_mlp_fp32 ] && [ -d runs/tour_mlp_amp_f16 ] && [ -d runs/tour_mlp_fp16_naive ] || fail "run folders missing: $(ls runs)"
+grep -q "^on the CPU: .*BF16" training.txt || fail "part 2 does not say where BF16 runs on this CPU"
+[ -d runs/tour_mlp_fp32 ] && [ -d runs/tour_mlp_amp_f16 ] && [ -d runs/tour_mlp_amp_bf16 ] && [ -d runs/tour_mlp_fp16_naive ] || fail "run folders missing: $(ls runs)"
 
 HG_TOUR_LIMIT=300 bash "$tour" "$build" all >all.txt 2>&1 || fail "part 'all' exited $?"
 first2=$(grep -n "^halfgrad tour, part 2" all.txt | cut -d: -f1)
