@@ -102,7 +102,7 @@ __attribute__((target("amx-tile,amx-bf16"))) inline double loop_tdpbf16ps(int64_
 #endif
 
 // GFLOP/s of `unit` with `threads` threads running the loop at once: the best of 5 rounds
-// of about 0.1 s each (the length found by a first, short round); 0 when the CPU lacks it.
+// of about 0.1 s each; 0 when the CPU lacks it.
 inline double measure_peak(Unit u, int threads) {
 #if defined(__x86_64__)
   if (!unit_present(u)) return 0;
@@ -123,10 +123,12 @@ inline double measure_peak(Unit u, int threads) {
     *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return flops / *seconds * 1e-9;
   };
+  // The length: double the repetitions until a round takes 20 ms (a first round also pays for
+  // waking the threads, and a round of microseconds measures that instead), then scale to 0.1 s.
   double s = 0;
-  int64_t reps = 10000;
-  round(reps, &s);
-  reps = std::max<int64_t>(reps, int64_t(double(reps) * 0.1 / std::max(s, 1e-6)));
+  int64_t reps = 1000;
+  for (round(reps, &s); s < 0.02; round(reps, &s)) reps *= 2;
+  reps = std::max<int64_t>(reps, int64_t(double(reps) * 0.1 / s));
   double best = 0;
   for (int r = 0; r < 5; ++r) best = std::max(best, round(reps, &s));
   return best;
