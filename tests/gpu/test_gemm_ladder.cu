@@ -16,7 +16,7 @@
 // inputs of the shapes that fit (M, N, K multiples of 16, 8, 32; the values are exact in E4M3
 // and E5M2), every pair of FP8 formats must give the exact sum too, bit for bit (sm_89+; its
 // own test, tests/gpu/test_fp8_mma.cpp, has the random inputs and cuBLASLt).
-// On a simulated GPU (tests/gpu/gpusim.sh) rung 00 and the shapes above 128x128x32 are left out.
+// On a simulated GPU (tests/gpu/gpusim.sh) rung 00 and the shapes above 127x129x65 are left out.
 #include "tests/gpu/gpu_test.h"
 
 #include "cuda/gemm/fp8_mma.h"
@@ -280,8 +280,9 @@ void check_tf32_rounding(hg::test::Checker& t) {
 
 void run(hg::test::Checker& t) {
   // On a simulated GPU there is no cuBLAS (null handle: rung 00 is left out) and every rung
-  // runs on the shapes up to 128x128x32 only: each edge (1x1x1, sizes that divide no tile,
-  // one whole tile) is there, and the reference comes from the CPU either way.
+  // runs on the shapes up to 127x129x65 only: each edge (1x1x1, sizes that divide no tile, one
+  // under and one over a 128 tile, one whole tile) is there, and the reference comes from the
+  // CPU either way.
   const bool sim = hg::test::simulated();
   cublasHandle_t handle = nullptr;
   if (!sim) HG_CUBLAS_CHECK(cublasCreate(&handle));
@@ -291,7 +292,7 @@ void run(hg::test::Checker& t) {
                           {128, 128, 32}, {256, 256, 256}, {300, 200, 100}, {64, 520, 1000}};
   for (Shape s : shapes) {
     if (hg::test::small_run() && s.M * s.N * s.K > 300 * 200 * 100) continue;  // under memcheck
-    if (sim && s.M * s.N * s.K > 128 * 128 * 32) continue;
+    if (sim && s.M * s.N * s.K > 127 * 129 * 65) continue;
     check_shape(t, handle, s, /*include_slow=*/true, sm80, sm89);
   }
   if (!hg::test::small_run() && !sim) check_shape(t, handle, {640, 384, 512}, /*include_slow=*/false, sm80, sm89);

@@ -61,7 +61,7 @@ if(HG_WITH_CUDA)
   target_link_libraries(gpusim_cases PRIVATE hg_cuda)
   set_target_properties(gpusim_cases PROPERTIES CUDA_ARCHITECTURES 75)
   foreach(name gpusim_cases test_cuda_ops_elementwise test_cuda_ops_nn test_cuda_ops_gpt test_gemm_ladder
-               test_cuda_matmul)
+               test_cuda_matmul test_cuda_train_step)
     string(REGEX REPLACE "^gpusim_" "" test ${name})
     add_test(NAME gpusim_${test} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/gpusim.sh ${HG_GPGPUSIM}
              $<TARGET_FILE:hg_gpusim_memcpy2d> $<TARGET_FILE:${name}>)
