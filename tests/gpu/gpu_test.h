@@ -34,6 +34,17 @@ inline bool small_run() {
   return small;
 }
 
+// True on a simulated GPU (tests/gpu/gpusim.sh sets HG_GPU_SIMULATOR=1): the simulator runs
+// the program's own kernels only, not cuBLAS's, and a few thousand times slower than a GPU, so
+// tests leave out cuBLAS and keep their shapes small (every edge case stays).
+inline bool simulated() {
+  static const bool sim = [] {
+    const char* v = std::getenv("HG_GPU_SIMULATOR");
+    return v != nullptr && v[0] != '\0' && v[0] != '0';
+  }();
+  return sim;
+}
+
 // The first n elements of v (a check on part of a buffer).
 inline std::vector<float> head(const std::vector<float>& v, size_t n) {
   return std::vector<float>(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n < v.size() ? n : v.size()));

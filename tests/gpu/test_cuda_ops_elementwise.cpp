@@ -1,4 +1,4 @@
-// GPU tests of the elementwise, unary, reduction and cast kernels (cuda/ops/) against CPU
+// GPU tests of the elementwise, unary (pow too), reduction and cast kernels (cuda/ops/) against CPU
 // reference loops in F64, for F32, F16 and BF16 storage. A reference is computed from the
 // inputs as stored (rounded to the dtype) and rounded once to the dtype, as the kernels do;
 // tolerances are a couple of the dtype's ULPs (storage_rtol) plus a small atol.
@@ -132,19 +132,44 @@ void test_unary(hg::test::Checker& t) {
     }
 }
 
+// pow has kernels of its own (it carries the exponent): x^p and dy · p · x^(p−1) vs F64, for an
+// odd integer power of signed x and a negative fractional one of positive x; also 0^p.
+void test_pow(hg::test::Checker& t) {
+  const int n = 1000;
+  for (DType dt : hg::test::kAllDtypes)
+    for (float p : {3.0f, -0.5f}) {
+      auto x = round_to(dt, uniform(n, p > 0 ? -3.0f : 0.25f, p > 0 ? 3.0f : 4.0f, 60));
+      if (p > 0) x[0] = 0.0f;  // 0^3 = 0, its derivative 0
+      const auto dy = round_to(dt, uniform(n, -1, 1, 61));
+      Typed dx_in(dt, x), ddy(dt, dy), y(dt, n), dx(dt, n);
+      launch_pow_forward(dt, dx_in.ptr(), y.ptr(), n, p);
+      launch_pow_backward(dt, ddy.ptr(), dx_in.ptr(), dx.ptr(), n, p);
+      std::vector<float> want_y(n), want_dx(n);
+      for (int i = 0; i < n; ++i) {
+        want_y[i] = round_to(dt, float(std::pow(double(x[i]), double(p))));
+        want_dx[i] = round_to(dt, float(dy[i] * p * std::pow(double(x[i]), double(p) - 1)));
+      }
+      const std::string name = p > 0 ? "pow 3" : "pow -0.5";
+      t.close(tag((name + " forward").c_str(), dt), y.to_host(), want_y, 1e-6, storage_rtol(dt) + 2e-6);
+      t.close(tag((name + " backward").c_str(), dt), dx.to_host(), want_dx, 1e-5, storage_rtol(dt) + 1e-5);
+    }
+}
+
 void test_reduce(hg::test::Checker& t) {
   for (DType dt : hg::test::kAllDtypes) {
     // sum_all over 1e5 elements (sum ~ 25000, inside F16's range): a running F16 sum would
-    // stall at 2048 + ... once its ULP exceeds the addends; F32 accumulation does not.
-    const int64_t n = 100000;
+    // stall at 2048 + ... once its ULP exceeds the addends; F32 accumulation does not. (2e4 on
+    // a simulated GPU, sum ~ 5000: past 2048 too, at a fifth of the simulator's time.)
+    const int64_t n = hg::test::simulated() ? 20000 : 100000;
     const auto x = round_to(dt, uniform(n, 0, 0.5f, 7));
     Typed dx(dt, x), y(dt, 1);
     launch_sum_all(dt, dx.ptr(), n, y.ptr());
     double s = 0;
     for (float v : x) s += v;
-    t.close(tag("sum_all n=1e5", dt), y.to_host(), {round_to(dt, float(s))}, 0, storage_rtol(dt) + 1e-6);
+    const std::string of_n = " n=" + std::to_string(n);
+    t.close(tag(("sum_all" + of_n).c_str(), dt), y.to_host(), {round_to(dt, float(s))}, 0, storage_rtol(dt) + 1e-6);
     launch_sum_all(dt, dx.ptr(), n, y.ptr(), 1.0f / n);
-    t.close(tag("mean_all n=1e5", dt), y.to_host(), {round_to(dt, float(s / n))}, 0, storage_rtol(dt) + 1e-6);
+    t.close(tag(("mean_all" + of_n).c_str(), dt), y.to_host(), {round_to(dt, float(s / n))}, 0, storage_rtol(dt) + 1e-6);
 
     // sum along each dim of (6, 50, 7)
     const int A = 6, B = 50, C = 7;
@@ -231,6 +256,7 @@ void test_inplace_and_cast(hg::test::Checker& t) {
 void run(hg::test::Checker& t) {
   test_binary(t);
   test_unary(t);
+  test_pow(t);
   test_reduce(t);
   test_inplace_and_cast(t);
 }

@@ -272,6 +272,13 @@ void test_batch_norm(hg::test::Checker& t) {
     want_eval[i] = float(g[c] * (x[i] - want_rm[c]) / std::sqrt(want_rv[c] + eps) + b[c]);
   }
   t.close("batch_norm forward (eval)", dyo.to_host(), want_eval, 1e-5, 1e-5);
+  // What the eval-mode backward uses: 1/√(running_var + eps) in double, rounded once, as the CPU.
+  DeviceBuffer<float> invstd(C);
+  launch_batch_norm_invstd(rv.ptr, C, eps, invstd.ptr);
+  std::vector<float> want_invstd(C);
+  const std::vector<float> rv_host = rv.to_host();
+  for (int64_t c = 0; c < C; ++c) want_invstd[c] = float(1.0 / std::sqrt(double(rv_host[c]) + double(eps)));
+  t.exact("batch_norm invstd of the running variance", invstd.to_host(), want_invstd);
 }
 
 void test_optimizers(hg::test::Checker& t) {

@@ -45,3 +45,29 @@ if(HG_WITH_CUDA)
                    -e "${_hg_fp8_sm89}" -e "${_hg_fp8_sm90}" -- cat ${_hg_facts})
   set_tests_properties(lesson_14_fact_fp8_instructions PROPERTIES LABELS "lesson;fact" FIXTURES_REQUIRED hg_kernel_facts)
 endif()
+
+# The GPU tests again, on a simulated GPU (GPGPU-Sim, tests/gpu/README.md "On a simulated GPU"):
+# the same binaries, their kernels run from the embedded PTX for compute_75 (the build keeps
+# device code uncompressed for this). Label gpusim; skipped (77) when the simulator is absent.
+# HG_GPGPUSIM: the simulator's run script, by default ../shared/gpgpusim/run beside the repository.
+if(HG_WITH_CUDA)
+  set(HG_GPGPUSIM "${PROJECT_SOURCE_DIR}/../shared/gpgpusim/run" CACHE FILEPATH "GPGPU-Sim's run script (the gpusim tests)")
+  # The simulator's cudaMemcpy2D takes one pitch only: this one, preloaded, takes two.
+  add_library(hg_gpusim_memcpy2d MODULE ${CMAKE_CURRENT_LIST_DIR}/gpusim_memcpy2d.cpp)
+  target_include_directories(hg_gpusim_memcpy2d PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  # Known answers of what the simulator gets wrong and gpusim.sh mends (gpusim_cases.cu):
+  # compiled for compute_75 alone, the simulator's target.
+  add_executable(gpusim_cases ${CMAKE_CURRENT_LIST_DIR}/gpusim_cases.cu)
+  target_link_libraries(gpusim_cases PRIVATE hg_cuda)
+  set_target_properties(gpusim_cases PROPERTIES CUDA_ARCHITECTURES 75)
+  foreach(name gpusim_cases test_cuda_ops_elementwise test_cuda_ops_nn test_cuda_ops_gpt test_gemm_ladder
+               test_cuda_matmul test_cuda_train_step)
+    string(REGEX REPLACE "^gpusim_" "" test ${name})
+    add_test(NAME gpusim_${test} COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/gpusim.sh ${HG_GPGPUSIM}
+             $<TARGET_FILE:hg_gpusim_memcpy2d> $<TARGET_FILE:${name}>)
+    set_tests_properties(gpusim_${test} PROPERTIES SKIP_RETURN_CODE 77 LABELS "gpusim")
+  endforeach()
+  # The longest of them (about two minutes of one core): started first, so that ctest -j runs
+  # the rest of the suite beside it instead of leaving it alone at the end.
+  set_tests_properties(gpusim_test_cuda_train_step PROPERTIES COST 120)
+endif()
