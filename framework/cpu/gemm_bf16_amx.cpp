@@ -25,13 +25,13 @@
 // the whole k loop; per 32 of K it loads two A tiles (tmm4, 5: rows 0-15, 16-31) and two B
 // tiles (tmm6, 7: columns 0-15, 16-31) and issues four TDPBF16PS. Each loaded tile is used
 // twice, so 4 KB of loads feed 65,536 FLOP.
+#include <omp.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <omp.h>
 #include <string>
 #include <vector>
 
@@ -294,11 +294,12 @@ void amx_block(const uint16_t* Ap, const uint16_t* Bp, int64_t ktiles, int64_t i
         const uint16_t* a0 = Ap + ((i / 16) * ktiles + pt) * kTileElems;
         float* block = acc + (y * rb + x) * 1024;
         const bool whole = i + 32 <= M && j + 32 <= N;
+        const uint16_t* a1 = a0 + ktiles * kTileElems;                   // the next 16 rows
         if (last && whole) {
-          kernel_32x32(tiles, a0, a0 + ktiles * kTileElems, b0, b1, first ? nullptr : block, 32, C + i * ldc + j, ldc);
+          kernel_32x32(tiles, a0, a1, b0, b1, first ? nullptr : block, 32, C + i * ldc + j, ldc);
           continue;
         }
-        kernel_32x32(tiles, a0, a0 + ktiles * kTileElems, b0, b1, first ? nullptr : block, 32, block, 32);
+        kernel_32x32(tiles, a0, a1, b0, b1, first ? nullptr : block, 32, block, 32);
         if (!last) continue;
         for (int64_t r = 0; r < std::min<int64_t>(32, M - i); ++r)  // a ragged block: its valid part
           std::memcpy(C + (i + r) * ldc + j, block + r * 32, size_t(std::min<int64_t>(32, N - j)) * 4);
@@ -333,10 +334,14 @@ void amx_gemm(const MatrixView<uint16_t>& A, const MatrixView<uint16_t>& B, int6
   {
     configure_tiles();
 #pragma omp for schedule(static)
-    for (int64_t b = 0; b < mblocks; ++b) pack_a_tiles(A, 16 * b, 0, std::min<int64_t>(16, std::max<int64_t>(0, M - 16 * b)), K, 1, Ap + b * ktiles * kTileElems);
+    for (int64_t b = 0; b < mblocks; ++b) {
+      const int64_t rows = std::clamp<int64_t>(M - 16 * b, 0, 16);  // 0: a zero block, the pair's second
+      pack_a_tiles(A, 16 * b, 0, rows, K, 1, Ap + b * ktiles * kTileElems);
+    }
     if (B.trans) {
 #pragma omp for schedule(static)
-      for (int64_t s = 0; s < nslivers; ++s) pack_b_sliver_of_rows(B, K, N, s, ktiles, Bp + s * ktiles * kTileElems);
+      for (int64_t s = 0; s < nslivers; ++s)
+        pack_b_sliver_of_rows(B, K, N, s, ktiles, Bp + s * ktiles * kTileElems);
     } else {
       // pair rows past K (up to the last whole tile) are zero
       const int64_t pair_rows = ktiles * kTileRows, real = (K + 1) / 2;
