@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
     return 0;  // nothing left to train: said so, no empty report
 
   try {
-    hg::train::apply_threads(flags.threads);
+    hg::train::apply_settings(flags);  // threads, --gemm, --tf32
 
     // ---- 2. data -----------------------------------------------------------------------------
     const std::string dir = hg::data::fashion_mnist_dir(flags.data);

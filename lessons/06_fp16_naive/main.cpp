@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   app.add_option("--only", only, "fp32 | fp16 | both")->capture_default_str()
       ->check(hg::train::OneOf({"fp32", "fp16", "both"}));
   HG_PARSE_FLAGS(app, argc, argv);
-  hg::train::apply_threads(f.threads);
+  hg::train::apply_settings(f);  // threads, --gemm, --tf32
   const std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/false);
   if (!why.empty()) return hg::train::usage_error(app, why);
   hg::Device device = hg::Device::CPU;

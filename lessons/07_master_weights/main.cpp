@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
   std::string runs_flag = "fp16_naive,master_weights";
   hg::train::add_runs_flag(app, runs_flag, kLadder);
   HG_PARSE_FLAGS(app, argc, argv);
-  hg::train::apply_threads(f.threads);
+  hg::train::apply_settings(f);  // threads, --gemm, --tf32
   const std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/false);
   if (!why.empty()) return hg::train::usage_error(app, why);
   hg::Device device = hg::Device::CPU;

@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   app.add_option("--clip", clip, "clip the gradient norm to this after unscaling (0: off)")
       ->capture_default_str()->check(hg::train::NonNegative());
   HG_PARSE_FLAGS(app, argc, argv);
-  hg::train::apply_threads(f.threads);
+  hg::train::apply_settings(f);  // threads, --gemm, --tf32
   const std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/false);
   if (!why.empty()) return hg::train::usage_error(app, why);
   hg::Device device = hg::Device::CPU;

@@ -574,7 +574,7 @@ hg::io::RunLog open_rank_log(Communicator& comm, const Flags& fl, hg::Device dev
   const int k = comm.rank();
   const std::string name = run_name(fl, comm.world_size());
   const bool resuming = !f.resume.empty();
-  std::string folder = hg::train::run_folder(name);
+  std::string folder = hg::train::run_path(name);
   if (k == 0) folder = hg::train::claim_run_folder(name, f.overwrite, resuming);
   comm.barrier();
   return hg::io::RunLog(folder + "/rank" + std::to_string(k),

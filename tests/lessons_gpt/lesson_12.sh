@@ -21,7 +21,7 @@
 #              each refused (exit 2, one line) and leave every file as it was
 #   live       a run folder a live run writes is not taken over by --overwrite (exit 2, naming
 #              the folder and the process); once that run is gone (killed), it is
-#   data       --resume after the --data text changed (same characters, other text) is
+#   data       --resume after the --text file changed (same characters, other text) is
 #              refused, naming the file; with the text it was trained on it resumes
 #   prompt     --prompt '' is refused before any training (exit 2, no run folder)
 #   oversized  a GPT too large for memory (under ulimit -v): exit 1, one line saying how
@@ -39,7 +39,7 @@ while [ $i -lt 30 ]; do
   printf 'the cat sat on the mat. the dog sat on the log. a bird sang in the tree.\n' >>tiny.txt
   i=$((i + 1))
 done
-T="--data tiny.txt --n-layer 1 --n-head 2 --n-embd 16 --block-size 8 --batch-size 4 --warmup 1
+T="--text tiny.txt --n-layer 1 --n-head 2 --n-embd 16 --block-size 8 --batch-size 4 --warmup 1
    --eval-batches 2 --sample-chars 20 --threads 1 --peak-gflops 1"
 
 case "$CASE" in

@@ -14,10 +14,10 @@ if(TARGET lesson_12)
   add_test(NAME lesson_12_heads_must_divide_the_width
            COMMAND sh ${_hg_expect} 2 "n_embd" $<TARGET_FILE:lesson_12> --n-embd 30 --n-head 4)
   add_test(NAME lesson_12_missing_data_file
-           COMMAND sh ${_hg_expect} 2 "/nonexistent/corpus.txt" $<TARGET_FILE:lesson_12> --data /nonexistent/corpus.txt)
+           COMMAND sh ${_hg_expect} 2 "/nonexistent/corpus.txt" $<TARGET_FILE:lesson_12> --text /nonexistent/corpus.txt)
   # A file that exists but is not text is a data problem: exit 1, as in chapters 13 and 14.
   add_test(NAME lesson_12_binary_data_file
-           COMMAND sh ${_hg_expect} 1 "$<TARGET_FILE:lesson_12>" $<TARGET_FILE:lesson_12> --data $<TARGET_FILE:lesson_12>)
+           COMMAND sh ${_hg_expect} 1 "$<TARGET_FILE:lesson_12>" $<TARGET_FILE:lesson_12> --text $<TARGET_FILE:lesson_12>)
   add_test(NAME lesson_12_unknown_precision
            COMMAND sh ${_hg_expect} 2 "fp8" $<TARGET_FILE:lesson_12> --precision fp8)
   add_test(NAME lesson_12_warmup_beyond_the_run
