@@ -21,8 +21,8 @@
 // --plan prints the memory a model of any size needs (bytes per parameter, ZeRO stages 1–3
 // over --ranks, activations per layer) from the formulas, and trains nothing:
 //   ./lab lesson 12 --plan --params 7.5e9 --ranks 64 [--layers --hidden --heads --seq --batch]
-// --checkpointing-table measures per-block activation checkpointing across depths, and
-// trains nothing either.
+// --recompute-table measures per-block activation recomputation (activation checkpointing in
+// PyTorch's words) across depths, and trains nothing either.
 //
 // What changed from chapter 11: the model is a transformer on text instead of a CNN on
 // images, the optimizer AdamW with a schedule, and a step is K micro-batches.
@@ -180,7 +180,7 @@ struct Options {
   std::string prompt = "\n";
   bool untied = false;             // --untied: the LM head has its own weight
   bool plan = false;               // --plan: print the memory formulas' table and stop
-  bool checkpointing_table = false;  // --checkpointing-table: measure per-block checkpointing, train nothing
+  bool recompute_table = false;    // --recompute-table: measure per-block recomputation, train nothing
   std::vector<int64_t> depths = {4, 8, 12, 16};
   int64_t table_steps = 10;        // timed steps per row of that table (after one untimed)
   hg::memory::PlanConfig plan_config;
@@ -367,24 +367,24 @@ void end_of_run(const Options& o, Trainer& t, const hg::data::TextCorpus& corpus
               (unsigned long long)o.sample_seed, corpus.decode(ids).c_str());
 }
 
-// ---- the checkpointing table: per-block activation checkpointing across depths --------------------
+// ---- the recompute table: per-block activation recomputation across depths ------------------------
 // The same training step (the chapter's batch, precision and recipe) with and without
-// --activation-checkpointing, for models of several depths: the accountant's own peak of the
+// --recompute, for models of several depths: the accountant's own peak of the
 // activations tag, the time per step, and whether the first step's gradients are the same bits.
-struct CheckpointingRow {
+struct RecomputeRow {
   int64_t activation_peak = 0;            // bytes: the most the activations tag held at once
   double seconds_per_step = 0;
   std::vector<std::vector<double>> grads; // every parameter's gradient after the first step
 };
 
-CheckpointingRow measure_checkpointing(const Options& o, const hg::data::TextCorpus& corpus, hg::Device device,
-                                       int64_t depth, bool checkpointed) {
+RecomputeRow measure_recompute(const Options& o, const hg::data::TextCorpus& corpus, hg::Device device,
+                               int64_t depth, bool recomputed) {
   Options table = o;
   table.gpt.model.n_layer = depth;
-  table.gpt.model.checkpoint_blocks = checkpointed;
+  table.gpt.model.recompute_blocks = recomputed;
   Trainer t(table, corpus, device);
   const DType low = hg::train::autocast_dtype(o.precision);
-  CheckpointingRow row;
+  RecomputeRow row;
   hg::memory::reset_peak();  // the model exists: from here, what training holds
   double seconds = 0;
   for (int64_t step = 0; step <= o.table_steps; ++step) {  // step 0 is not timed
@@ -402,27 +402,27 @@ CheckpointingRow measure_checkpointing(const Options& o, const hg::data::TextCor
   return row;
 }
 
-void print_checkpointing_table(const Options& o, const hg::data::TextCorpus& corpus, hg::Device device) {
-  std::printf("== activation checkpointing per block (--activation-checkpointing): %s, batch %lld × %lld tokens, "
+void print_recompute_table(const Options& o, const hg::data::TextCorpus& corpus, hg::Device device) {
+  std::printf("== activation recomputation per block (--recompute): %s, batch %lld × %lld tokens, "
               "n_embd %lld, n_head %lld, %lld timed steps per row\n",
               o.precision.c_str(), (long long)o.common.batch_size, (long long)o.gpt.model.block_size,
               (long long)o.gpt.model.n_embd, (long long)o.gpt.model.n_head, (long long)o.table_steps);
   std::printf("  %5s  %-32s  %-26s  %s\n", "", "activations at their peak", "seconds per step", "");
-  std::printf("  %5s  %12s %12s %6s  %9s %9s %6s  %s\n", "depth", "plain", "checkpointed", "ratio", "plain",
-              "ckpt", "ratio", "first step's gradients");
+  std::printf("  %5s  %12s %12s %6s  %9s %9s %6s  %s\n", "depth", "plain", "recomputed", "ratio", "plain",
+              "recomp", "ratio", "first step's gradients");
   for (int64_t depth : o.depths) {
-    const CheckpointingRow plain = measure_checkpointing(o, corpus, device, depth, false);
-    const CheckpointingRow ckpt = measure_checkpointing(o, corpus, device, depth, true);
+    const RecomputeRow plain = measure_recompute(o, corpus, device, depth, false);
+    const RecomputeRow again = measure_recompute(o, corpus, device, depth, true);
     std::printf("  %5lld  %12s %12s %6.2f  %9.3f %9.3f %6.2f  %s\n", (long long)depth,
                 hg::memory::human_bytes(plain.activation_peak).c_str(),
-                hg::memory::human_bytes(ckpt.activation_peak).c_str(),
-                double(ckpt.activation_peak) / double(std::max<int64_t>(1, plain.activation_peak)),
-                plain.seconds_per_step, ckpt.seconds_per_step, ckpt.seconds_per_step / plain.seconds_per_step,
-                plain.grads == ckpt.grads ? "the same bits" : "DIFFERENT");
+                hg::memory::human_bytes(again.activation_peak).c_str(),
+                double(again.activation_peak) / double(std::max<int64_t>(1, plain.activation_peak)),
+                plain.seconds_per_step, again.seconds_per_step, again.seconds_per_step / plain.seconds_per_step,
+                plain.grads == again.grads ? "the same bits" : "DIFFERENT");
     std::fflush(stdout);
   }
   std::printf("  (activations: the accountant's own peak of the activations tag during the steps; "
-              "ratio: checkpointed / not)\n");
+              "ratio: recomputed / not)\n");
 }
 
 // ---- 6. main ---------------------------------------------------------------------------------------
@@ -458,14 +458,15 @@ void add_flags(CLI::App& app, Options& o) {
       ->check(CLI::Validator(
           [](std::string& text) { return text.empty() ? "the sample starts from at least one character" : ""; },
           "TEXT"));
-  app.add_flag("--activation-checkpointing", o.gpt.model.checkpoint_blocks,
-               "keep only each block's input for backward and recompute the block there");
-  app.add_flag("--checkpointing-table", o.checkpointing_table,
-               "measure activation memory and step time with and without --activation-checkpointing "
+  app.add_flag("--recompute", o.gpt.model.recompute_blocks,
+               "keep only each block's input for backward and run the block again there (activation "
+               "checkpointing in PyTorch)");
+  app.add_flag("--recompute-table", o.recompute_table,
+               "measure activation memory and step time with and without --recompute "
                "for the --depths; train nothing");
-  app.add_option("--depths", o.depths, "--checkpointing-table: the n_layer values")
+  app.add_option("--depths", o.depths, "--recompute-table: the n_layer values")
       ->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(64)));
-  app.add_option("--table-steps", o.table_steps, "--checkpointing-table: timed steps per row")
+  app.add_option("--table-steps", o.table_steps, "--recompute-table: timed steps per row")
       ->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1000)));
   app.add_flag("--plan", o.plan, "print the memory a model needs from the formulas (ZeRO stages, activations); train nothing");
   // The sizes are checked as text: CLI11 would turn 9223372036854775808 into 2^63-1 without
@@ -500,11 +501,11 @@ int parse_flags(CLI::App& app, int argc, char** argv, Options& o, hg::train::Tra
   for (const char* name : {"--params", "--ranks", "--layers", "--hidden", "--heads", "--seq", "--batch"})
     if (app.count(name) > 0) return usage_error(app, fmt::format("{} belongs to --plan, which trains nothing", name));
   for (const char* name : {"--depths", "--table-steps"})
-    if (app.count(name) > 0 && !o.checkpointing_table)
-      return usage_error(app, fmt::format("{} belongs to --checkpointing-table", name));
+    if (app.count(name) > 0 && !o.recompute_table)
+      return usage_error(app, fmt::format("{} belongs to --recompute-table", name));
   const bool resuming = !o.common.resume.empty();
-  if (resuming && o.checkpointing_table)
-    return usage_error(app, "--checkpointing-table trains fresh models and cannot --resume");
+  if (resuming && o.recompute_table)
+    return usage_error(app, "--recompute-table trains fresh models and cannot --resume");
   if (resuming) {  // the checkpoint's flags fill in what the command line left out
     const std::string why = resume_flags(app, o.common.resume, kLesson, recorded_flags(o), saved);
     if (!why.empty()) return usage_error(app, why);
@@ -512,7 +513,7 @@ int parse_flags(CLI::App& app, int argc, char** argv, Options& o, hg::train::Tra
   o.gpt.settle(app);
   std::string problem = o.gpt.problem();
   if (problem.empty()) problem = grad_accum_problem(o.common.batch_size, o.grad_accum);
-  if (problem.empty() && !o.checkpointing_table)
+  if (problem.empty() && !o.recompute_table)
     problem = check_run_folders({run_name_of(o)}, o.common.overwrite, resuming, o.common.checkpoint);
   if (!problem.empty()) return usage_error(app, problem);
   apply_settings(o.common);  // threads, --gemm, --tf32
@@ -554,8 +555,8 @@ int main(int argc, char** argv) {
   hg::data::TextCorpus corpus;
   if (const int code = load_corpus(app, o, saved, corpus); code != kGoOn) return code;
   try {
-    if (o.checkpointing_table) {
-      print_checkpointing_table(o, corpus, device);
+    if (o.recompute_table) {
+      print_recompute_table(o, corpus, device);
       return 0;
     }
     show_f16_attention();                                // 1
