@@ -105,6 +105,25 @@ if(TARGET lesson_11)
   set_tests_properties(fact_11_no_scaler_no_scale fact_11_bf16_trains_where_f16_skips
                        PROPERTIES ENVIRONMENT HG_GEMM_KERNEL=avx2)
 endif()
+# Chapter 12: the memory table the run ends with, where the activations are (13 MiB a block,
+# the rest outside the blocks; the formula without dropout), and a --plan whose shape is the
+# model its Ψ counts (the layers of GPT-3's width would hold 4.35e10 parameters: refused).
+if(TARGET lesson_12)
+  hg_fact(12_memory_table ${_hg_lessons}/12_memory_and_scale/README.md
+          -e "memory on cpu: peak 78.87 MiB" -e "activations          53.97 MiB   53.97 MiB         0 B"
+          -e "total                78.87 MiB           -   12.45 MiB" -x "still being measured"
+          -- $<TARGET_FILE:lesson_12> --steps 2 --warmup 1 --eval-every 2 --eval-batches 1 --sample-chars 1
+             --peak-gflops 1 --threads 2 --run-name fact_12 --overwrite)
+  hg_fact(12_activations_per_block ${_hg_lessons}/12_memory_and_scale/README.md
+          -e "      4     53.97 MiB    16.47 MiB   0.31" -e "      8    105.97 MiB    18.47 MiB   0.17"
+          -r "13.00 MiB a block" -r "2·sbh(32 + 2as/h) = 9.0 MiB" -x "the embeddings' output, the final"
+          -- $<TARGET_FILE:lesson_12> --recompute-table --depths 4 8 --table-steps 1 --threads 2)
+  hg_fact(12_plan_shape_is_the_model ${_hg_lessons}/12_memory_and_scale/README.md
+          -e "activations: 36 layers · sbh(34 + 5as/h), s = 2048, b = 1, h = 4096, a = 32: 34.4 GB per rank"
+          -x "--hidden 12288"
+          -- $<TARGET_FILE:lesson_12> --plan --params 7.5e9 --ranks 64 --layers 36 --hidden 4096 --heads 32
+             --seq 2048 --batch 1)
+endif()
 # Chapter 05: what the GPU does with BF16 and TF32 (the GPU part itself needs a CUDA build).
 if(TARGET lesson_05)
   hg_fact(05_gpu_bf16_tf32 ${_hg_lessons}/05_tensor_cores/README.md
