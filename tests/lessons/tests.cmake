@@ -124,6 +124,15 @@ if(TARGET lesson_12)
           -- $<TARGET_FILE:lesson_12> --plan --params 7.5e9 --ranks 64 --layers 36 --hidden 4096 --heads 32
              --seq 2048 --batch 1)
 endif()
+# Chapter 14: the table's legend says what the program does to an underflowing gradient
+# (flushed to 0), and the README states the FP8 runs' slowdown per machine, not one range.
+if(TARGET lesson_14)
+  hg_fact(14_dy_underflow_is_flushed ${_hg_lessons}/14_fp8/README.md
+          -e "gradient's non-zero values that its E5M2 (HYBRID) cast flushed to 0, over all steps and layers."
+          -x "cast rounded to 0" -x "4–9× slower than BF16 here"
+          -- $<TARGET_FILE:lesson_14> --sections train --runs bf16,delayed --limit-train 256 --limit-test 100
+             --threads 1 --run-name fact_14 --overwrite)
+endif()
 # Chapter 05: what the GPU does with BF16 and TF32 (the GPU part itself needs a CUDA build).
 if(TARGET lesson_05)
   hg_fact(05_gpu_bf16_tf32 ${_hg_lessons}/05_tensor_cores/README.md
