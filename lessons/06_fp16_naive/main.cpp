@@ -65,7 +65,7 @@ void show_arithmetic() {
 
 // ---- 3. train -------------------------------------------------------------------------
 hg::train::ComparisonRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
-                           int epochs, int64_t stats_every, const hg::train::FashionMnist& data) {
+                               int epochs, int64_t stats_every, const hg::train::FashionMnist& data) {
   const bool half = precision == "fp16_naive";
   const DType dtype = half ? DType::F16 : DType::F32;
   hg::Generator gen(f.seed);

@@ -56,8 +56,8 @@ void show_arithmetic() {
 
 // ---- 3. train -------------------------------------------------------------------------
 hg::train::ComparisonRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
-                           int epochs, int64_t stats_every, double loss_scale, double clip,
-                           const hg::train::FashionMnist& data) {
+                               int epochs, int64_t stats_every, double loss_scale, double clip,
+                               const hg::train::FashionMnist& data) {
   const bool half = precision == "fp16_naive";
   const bool master_weights = precision == "master_weights" || precision == "static_scale";
   const hg::amp::StaticScaler scaler(precision == "static_scale" ? float(loss_scale) : 1.0f);

@@ -64,8 +64,8 @@ void show_rule() {
 
 // ---- 3. train -------------------------------------------------------------------------
 hg::train::ComparisonRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
-                           int epochs, int64_t stats_every, const hg::train::ScaleRuleFlags& scale_flags, double clip,
-                           const hg::train::FashionMnist& data) {
+                               int epochs, int64_t stats_every, const hg::train::ScaleRuleFlags& scale_flags,
+                               double clip, const hg::train::FashionMnist& data) {
   const bool half = precision == "fp16_naive";
   const bool master_weights = precision == "master_weights" || precision == "dynamic_scale";
   hg::amp::GradScaler scaler(scale_flags.rule(), /*enabled=*/precision == "dynamic_scale");
@@ -87,7 +87,6 @@ hg::train::ComparisonRun train(const std::string& precision, const hg::train::Co
   hg::optim::SGD sgd32(master_weights ? mw->master_params() : model->parameters(),
                        {.lr = f.lr, .momentum = f.momentum});
   std::vector<Tensor> bufs16;  // the F16 momentum buffers
-
   hg::train::ComparisonRun r;
   r.precision = precision;
   r.dir = hg::train::claim_run_folder(hg::train::precision_run_name(f, kLesson, precision), f.overwrite, false);

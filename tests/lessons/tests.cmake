@@ -159,4 +159,8 @@ add_test(NAME lesson_diff_08_09_is_the_lesson
                  ${CMAKE_SOURCE_DIR}/lessons)
 add_test(NAME lesson_file_index_matches_sections
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/file_index.sh ${CMAKE_SOURCE_DIR}/lessons)
-set_tests_properties(lesson_diff_08_09_is_the_lesson lesson_file_index_matches_sections PROPERTIES LABELS "lesson")
+# The budgets of DESIGN.md ("Chapters and measurements"): a chapter README at most 450 lines,
+# the top README 250, a chapter's main.cpp 600, no function in lessons/ over 100.
+add_test(NAME lessons_within_budgets COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/budgets.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(lesson_diff_08_09_is_the_lesson lesson_file_index_matches_sections lessons_within_budgets
+                     PROPERTIES LABELS "lesson")
