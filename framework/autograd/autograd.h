@@ -1,7 +1,7 @@
 #pragma once
 // framework/autograd/autograd.h — the autograd engine in one include.
 #include "framework/autograd/backward.h"     // run_backward (what Tensor::backward calls)
-#include "framework/autograd/checkpoint.h"   // checkpoint: recompute a block in backward
+#include "framework/autograd/recompute.h"    // recompute: run a block again in backward
 #include "framework/autograd/grad_mode.h"    // NoGradGuard
 #include "framework/autograd/graph_print.h"  // graph_to_text, graph_to_dot
 #include "framework/autograd/node.h"         // Node, record()

@@ -47,7 +47,7 @@ bool should_record(const std::vector<Tensor>& inputs);
 Tensor record(const char* op, Tensor out, std::vector<Tensor> inputs, BackwardFn backward);
 
 // record() without the check: attaches the Node whatever the inputs. For an op whose
-// gradient may reach tensors that are not among its inputs (checkpoint(): the parameters
+// gradient may reach tensors that are not among its inputs (recompute(): the parameters
 // used inside the recomputed function).
 Tensor attach_node(const char* op, Tensor out, std::vector<Tensor> inputs, BackwardFn backward);
 

@@ -5,13 +5,14 @@
 // N ranks stand in a ring: each sends only to its right neighbour (k+1 mod N) and receives
 // only from its left one (k−1 mod N). Each rank's buffer is cut into N chunks.
 //
-//   phase 1, reduce-scatter: N−1 steps. At step s rank k sends chunk (k − s) and receives
-//            chunk (k − s − 1), which it ADDS to its own. A chunk travels round the ring
-//            picking up one rank's contribution per step: after N−1 steps rank k holds the
-//            complete sum of chunk (k + 1).
-//   phase 2, all-gather: N−1 more steps. At step N−1+t rank k sends chunk (k + 1 − t) and
-//            receives chunk (k − t), which it COPIES over its own: the complete sums travel
-//            round the ring once.
+//   phase 1, reduce-scatter: N−1 steps. Every rank sends one chunk and receives one, which
+//            it ADDS to its own: a chunk travels round the ring picking up one rank's
+//            contribution per step, and after N−1 steps each rank holds the complete sum of
+//            one chunk.
+//   phase 2, all-gather: N−1 more steps. The complete sums travel round the ring once; a
+//            rank COPIES what it receives over its own.
+//   (Which chunk rank k sends and receives at step s is chapter 13's exercise; ring_step()
+//   computes them.)
 //
 //   N = 3, chunks a b c     step 0              step 1                  (reduce-scatter done)
 //   rank 0: a0 b0 c0        sends a0, gets c2   sends c0+c2, gets b1+b2 → holds b = b0+b1+b2
@@ -19,9 +20,10 @@
 //   rank 2: a2 b2 c2        sends c2, gets b1   sends b2+b1, gets a1+a0 → holds a
 //
 // Traffic: every rank sends 2(N−1) chunks of 1/N of the buffer: 2(N−1)/N of its bytes, almost
-// independent of N. Sending everything to one rank and back would cost that rank N times
-// the buffer. Time is 2(N−1) steps, each one message of S/N bytes: the ring is bandwidth-
-// optimal, and pays 2(N−1) latencies (which is why small messages use other algorithms).
+// independent of N. Reducing to one rank and broadcasting back (every rank sends the root its
+// buffer, the root sends every rank the sum) costs the root N−1 buffers in and N−1 out. Time
+// is 2(N−1) steps, each one message of S/N bytes: the ring is bandwidth-optimal, and pays
+// 2(N−1) latencies (which is why small messages use other algorithms).
 //
 // Bits: chunk j is summed starting at rank j, in ring order: x_{j+1} + x_j first, then
 // x_{j+2} + (x_{j+1} + x_j) ... Each chunk in a different order, and none in rank order: the

@@ -54,6 +54,15 @@ void check_plan(const PlanConfig& c) {
     throw std::invalid_argument("the activation term needs all of --layers --hidden --heads --seq --batch");
   if (all && c.hidden % c.heads != 0)
     throw std::invalid_argument(fmt::format("--hidden {} is not a multiple of --heads {}", c.hidden, c.heads));
+  // The activation column must describe the model the memory column counts: a transformer
+  // layer holds 12·h² parameters (the attention's 4h² and the MLP's 8h²), so L layers of width
+  // h cannot fit in fewer than 12·L·h² parameters.
+  const double in_layers = all ? 12.0 * double(c.layers) * double(c.hidden) * double(c.hidden) : 0;
+  if (in_layers > c.params)
+    throw std::invalid_argument(fmt::format(
+        "--layers {} --hidden {}: the layers alone hold 12·L·h² = {:.3g} parameters, more than --params {:.3g}; "
+        "give the shape of the model Ψ counts",
+        c.layers, c.hidden, in_layers, c.params));
 }
 
 // One decimal up to a petabyte; past it, a mantissa and an exponent (16 · 10^18 bytes is

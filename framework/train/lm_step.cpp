@@ -5,6 +5,7 @@
 #include <string>
 
 #include "framework/amp/autocast.h"
+#include "framework/amp/unscale.h"
 #include "framework/autograd/backward.h"
 #include "framework/ops/ops.h"
 
@@ -50,6 +51,19 @@ double accumulate_gradients(nn::GPT& model, const amp::GradScaler& scaler,
     }
   }
   return loss_sum / K;
+}
+
+LmStep lm_step(nn::GPT& model, optim::Optimizer& opt, amp::GradScaler& scaler, const data::TokenBatch& batch,
+               int64_t K, DType autocast, double grad_clip) {
+  LmStep s;
+  opt.zero_grad();
+  s.loss = accumulate_gradients(model, scaler, split_batch(batch, K), autocast);
+  scaler.unscale_(opt);  // clipping must see the true gradients
+  if (grad_clip > 0) s.grad_norm = amp::clip_grad_norm_(opt.params(), grad_clip);
+  s.scale = scaler.get_scale();
+  s.stepped = scaler.step(opt);  // one check, one step ...
+  scaler.update();               // ... and one scale update per batch of K micro-batches
+  return s;
 }
 
 }  // namespace hg::train

@@ -3,9 +3,11 @@
 //
 //   K micro-batches of B/K sequences each give the gradients of one batch of B sequences.
 //
-//   opt.zero_grad();                                   // the caller, once per step
+//   LmStep s = lm_step(model, opt, scaler, batch, K, low, clip);   // all of the below:
+//
+//   opt.zero_grad();                                   // once per step
 //   double loss = accumulate_gradients(model, scaler, micro, low);   // K forwards and backwards
-//   scaler.unscale_(opt);                              // the caller: unscale, clip, step, update
+//   scaler.unscale_(opt);                              // unscale, clip, step, update
 //   hg::amp::clip_grad_norm_(opt.params(), clip);
 //   scaler.step(opt);  scaler.update();                // one check, one step, one update
 //
@@ -31,6 +33,7 @@
 #include "datasets/text.h"
 #include "framework/amp/grad_scaler.h"
 #include "framework/nn/models/gpt.h"
+#include "framework/optim/optimizer.h"
 
 namespace hg::train {
 
@@ -49,5 +52,20 @@ std::vector<data::TokenBatch> split_batch(const data::TokenBatch& batch, int64_t
 // (nn::gpt_memory_needs), not a bare std::bad_alloc.
 double accumulate_gradients(nn::GPT& model, const amp::GradScaler& scaler,
                             const std::vector<data::TokenBatch>& micro, DType autocast);
+
+// The whole step, as chapters 12 and 14 take it (chapter 13's ranks take theirs in its dp_step):
+struct LmStep {
+  double loss = 0;       // the batch's mean loss (unscaled)
+  double grad_norm = 0;  // the global gradient norm before clipping (0 when not clipping)
+  float scale = 1;       // the loss scale the step used (1: no scaler)
+  bool stepped = true;   // false: the scaler found inf/NaN and skipped the step
+};
+
+// One optimizer step: zero the gradients, the batch's forward and backward as K micro-batches
+// (accumulate_gradients, above), then once per batch: unscale, clip the global gradient
+// norm to `grad_clip` (0: no clipping; clipping must see the true gradients), step and
+// update the scaler (a disabled scaler steps plainly). `autocast`: F16, BF16, or F32 (none).
+LmStep lm_step(nn::GPT& model, optim::Optimizer& opt, amp::GradScaler& scaler, const data::TokenBatch& batch,
+               int64_t K, DType autocast, double grad_clip);
 
 }  // namespace hg::train

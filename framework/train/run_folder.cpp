@@ -79,7 +79,7 @@ std::string checkpoint_folder_problem(const std::string& checkpoint, const std::
   for (const std::string& name : names)
     if (folder == name)
       return file.filename() == kRunLockFile ? "--checkpoint " + checkpoint + ": is the run folder's lock file" : "";
-  return "--checkpoint " + checkpoint + ": inside " + run_folder(folder) +
+  return "--checkpoint " + checkpoint + ": inside " + run_path(folder) +
          ", the folder of another run (a run folder holds one run's files)";
 }
 
@@ -98,7 +98,7 @@ std::string run_name_problem(const std::string& name) {
   return "";
 }
 
-std::string run_folder(const std::string& name) { return std::string(kRunsRoot) + "/" + name; }
+std::string run_path(const std::string& name) { return std::string(kRunsRoot) + "/" + name; }
 
 std::string folder_write_problem(const std::string& dir) {
   const std::string probe = dir + "/.halfgrad-write-test." + std::to_string(::getpid());
@@ -115,7 +115,7 @@ std::string check_run_folders(const std::vector<std::string>& names, bool overwr
   for (const std::string& name : names) {
     const std::string why = run_name_problem(name);
     if (!why.empty()) return "--run-name: " + why;
-    const std::string dir = run_folder(name);
+    const std::string dir = run_path(name);
     std::error_code ec;
     if (!fs::exists(dir, ec)) continue;
     if (!overwrite && !resume)
@@ -139,7 +139,7 @@ std::string claim_run_folder(const std::string& name, bool overwrite, bool resum
   const std::string why = run_name_problem(name);
   if (!why.empty()) throw std::runtime_error("--run-name: " + why);
   if (overwrite && resume) throw std::runtime_error(kOverwriteAndResume);
-  const std::string dir = run_folder(name);
+  const std::string dir = run_path(name);
   std::error_code ec;
   fs::create_directories(kRunsRoot, ec);
   if (ec) throw std::runtime_error("cannot create " + std::string(kRunsRoot) + "/: " + ec.message());

@@ -42,7 +42,7 @@ inline constexpr const char* kRunLockFile = ".lock";  // in each run folder
 std::string run_name_problem(const std::string& name);
 
 // "runs/<name>"
-std::string run_folder(const std::string& name);
+std::string run_path(const std::string& name);
 
 // Before any work: every name is a good run name, every runs/<name> is free (or may be
 // replaced or continued, and no live run holds it), `checkpoint` ("" for none) is not inside

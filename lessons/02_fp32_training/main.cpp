@@ -65,6 +65,32 @@ nlohmann::json recorded_flags(const hg::train::CommonFlags& f, const std::string
                                           {{"--weight-decay", f.weight_decay}, {"--lr-schedule", f.lr_schedule}});
 }
 
+// The per-class report and the confusion matrix of the final model; returns its accuracy.
+double print_report(const std::string& model_name, const hg::data::ImageDataset& test_set,
+                    const std::vector<int32_t>& test_pred, hg::io::RunLog& log, int64_t step) {
+  const hg::eval::Report report = hg::eval::classification_report(test_set.labels, test_pred, test_set.num_classes);
+  std::printf("\n%s: test set, %lld images\n%s\n", model_name.c_str(), (long long)test_set.n,
+              hg::eval::format_report(report, test_set.class_names).c_str());
+  std::printf("confusion matrix (rows: true class, columns: predicted)\n%s\n",
+              hg::eval::format_confusion(report.confusion, test_set.class_names).c_str());
+  log.scalar(step, "test/macro_f1", report.macro_f1);
+  return report.accuracy;
+}
+
+// runs/<run_name>/: run.json says what ran; a resumed run continues its log.
+hg::io::RunLog open_run_log(const hg::train::CommonFlags& flags, const std::string& model_name, int epochs,
+                            hg::Device device, const std::string& run_name) {
+  nlohmann::json args = {{"epochs", epochs}, {"batch_size", flags.batch_size}, {"lr", flags.lr},
+                         {"momentum", flags.momentum}, {"weight_decay", flags.weight_decay},
+                         {"lr_schedule", flags.lr_schedule}, {"limit_train", flags.limit_train},
+                         {"threads", flags.threads}, {"resume", flags.resume}};
+  const bool resuming = !flags.resume.empty();
+  return hg::io::RunLog(hg::train::claim_run_folder(run_name, flags.overwrite, resuming),
+                        {{"lesson", "02_fp32_training"}, {"model", model_name}, {"precision", "fp32"},
+                         {"device", hg::device_name(device)}, {"seed", flags.seed}, {"args", args}},
+                        /*append=*/resuming);
+}
+
 // Trains one model from scratch (or from --resume) and prints its report.
 ModelResult train_model(const std::string& model_name, const hg::train::CommonFlags& flags,
                         const hg::data::ImageDataset& train_set, const hg::data::ImageDataset& test_set,
@@ -76,20 +102,14 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
   hg::nn::ModulePtr model = hg::nn::make_model(model_name, init_gen, train_set.channels,
                                                train_set.num_classes, train_set.height);
   model->to(device);
-  hg::optim::SGDOptions sgd;
-  sgd.lr = flags.lr;
-  sgd.momentum = flags.momentum;
-  sgd.weight_decay = flags.weight_decay;
-  hg::optim::SGD opt(model->parameters(), sgd);  // after .to(device): it holds the final tensors
+  // after .to(device): the optimizer holds the final tensors
+  hg::optim::SGD opt(model->parameters(), {.lr = flags.lr, .momentum = flags.momentum, .weight_decay = flags.weight_decay});
   hg::optim::LRSchedule schedule = hg::optim::LRSchedule::constant(flags.lr);
   if (flags.lr_schedule == "step") schedule = hg::optim::LRSchedule::step(flags.lr, std::max(1, epochs / 3), 0.1);
   if (flags.lr_schedule == "cosine") schedule = hg::optim::LRSchedule::cosine(flags.lr, epochs);
 
-  hg::DataLoaderOptions lo;
-  lo.batch_size = flags.batch_size;
-  lo.shuffle = true;
-  lo.seed = flags.seed;  // epoch e is shuffled by (seed, e) alone: resumable
-  hg::DataLoader loader(train_set, lo);
+  // epoch e is shuffled by (seed, e) alone: resumable
+  hg::DataLoader loader(train_set, {.batch_size = flags.batch_size, .shuffle = true, .seed = flags.seed});
 
   std::printf("\n== %s: %lld parameters, %d epoch(s), batch %lld, SGD lr %g momentum %g, %s\n",
               model_name.c_str(), (long long)model->num_parameters(), epochs, (long long)flags.batch_size,
@@ -100,24 +120,14 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
   // Parameters, optimizer buffers, the loader's position: all or nothing (framework/train/checkpoint.h).
   const hg::train::TrainingState state = hg::train::resume_training(flags.resume, *model, opt, loader);
 
-  nlohmann::json args = {{"epochs", epochs}, {"batch_size", flags.batch_size}, {"lr", flags.lr},
-                         {"momentum", flags.momentum}, {"weight_decay", flags.weight_decay},
-                         {"lr_schedule", flags.lr_schedule}, {"limit_train", flags.limit_train},
-                         {"threads", flags.threads}, {"resume", flags.resume}};
-  const bool resuming = !flags.resume.empty();
-  hg::io::RunLog log(hg::train::claim_run_folder(run_name, flags.overwrite, resuming),
-                     {{"lesson", "02_fp32_training"}, {"model", model_name}, {"precision", "fp32"},
-                      {"device", hg::device_name(device)}, {"seed", flags.seed}, {"args", args}},
-                     /*append=*/resuming);
+  hg::io::RunLog log = open_run_log(flags, model_name, epochs, device, run_name);
 
   // ---- 5. the epoch loop -------------------------------------------------------------------
   int64_t step = state.step;
   double train_seconds = 0;
   int timed_epochs = 0;
   std::vector<int32_t> test_pred;
-  ModelResult res;
-  res.model = model_name;
-  res.epochs = epochs;
+  ModelResult res{model_name, epochs};
   for (int64_t epoch = state.epoch; epoch < epochs; ++epoch) {
     model->train();
     opt.set_lr(schedule.lr_at(epoch));
@@ -174,18 +184,9 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
   }
   if (res.diverged) return res;  // its one line is on stderr; no report of a broken model
   if (test_pred.empty()) test_pred = hg::train::predict(*model, test_set, 1000, device);
-
-  // The per-class report and the confusion matrix of the final model.
-  const hg::eval::Report report = hg::eval::classification_report(test_set.labels, test_pred, test_set.num_classes);
-  std::printf("\n%s: test set, %lld images\n%s\n", model_name.c_str(), (long long)test_set.n,
-              hg::eval::format_report(report, test_set.class_names).c_str());
-  std::printf("confusion matrix (rows: true class, columns: predicted)\n%s\n",
-              hg::eval::format_confusion(report.confusion, test_set.class_names).c_str());
-  log.scalar(step, "test/macro_f1", report.macro_f1);
+  res.test_accuracy = print_report(model_name, test_set, test_pred, log, step);
   log.end("finished");
-
   res.seconds_per_epoch = timed_epochs ? train_seconds / timed_epochs : 0;
-  res.test_accuracy = report.accuracy;
   return res;
 }
 
@@ -225,7 +226,7 @@ int main(int argc, char** argv) {
     return 0;  // nothing left to train: said so, no empty report
 
   try {
-    hg::train::apply_threads(flags.threads);
+    hg::train::apply_settings(flags);  // threads, --gemm, --tf32
 
     // ---- 2. data -----------------------------------------------------------------------------
     const std::string dir = hg::data::fashion_mnist_dir(flags.data);

@@ -28,7 +28,7 @@
 #include "framework/train/data.h"
 #include "framework/train/f16_sgd.h"
 #include "framework/train/guard.h"
-#include "framework/train/ladder.h"
+#include "framework/train/comparison.h"
 #include "framework/train/run_folder.h"
 
 using hg::DType;
@@ -64,8 +64,8 @@ void show_arithmetic() {
 }
 
 // ---- 3. train -------------------------------------------------------------------------
-hg::train::LadderRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
-                           int epochs, int64_t stats_every, const hg::train::FashionMnist& data) {
+hg::train::ComparisonRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
+                               int epochs, int64_t stats_every, const hg::train::FashionMnist& data) {
   const bool half = precision == "fp16_naive";
   const DType dtype = half ? DType::F16 : DType::F32;
   hg::Generator gen(f.seed);
@@ -75,7 +75,7 @@ hg::train::LadderRun train(const std::string& precision, const hg::train::Common
   hg::optim::SGD sgd32(model->parameters(), {.lr = f.lr, .momentum = f.momentum});
   std::vector<Tensor> bufs16;  // the F16 momentum buffers
 
-  hg::train::LadderRun r;
+  hg::train::ComparisonRun r;
   r.precision = precision;
   r.dir = hg::train::claim_run_folder(hg::train::precision_run_name(f, kLesson, precision), f.overwrite, false);
   hg::io::RunLog log(r.dir, hg::train::comparison_run_json(kLesson, f, precision, device, epochs, {}));
@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   app.add_option("--only", only, "fp32 | fp16 | both")->capture_default_str()
       ->check(hg::train::OneOf({"fp32", "fp16", "both"}));
   HG_PARSE_FLAGS(app, argc, argv);
-  hg::train::apply_threads(f.threads);
+  hg::train::apply_settings(f);  // threads, --gemm, --tf32
   const std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/false);
   if (!why.empty()) return hg::train::usage_error(app, why);
   hg::Device device = hg::Device::CPU;
@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
     std::printf("== 2. training %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
                 "lr %g, momentum %g ==\n", f.model.c_str(), (long long)data.train.n,
                 (long long)data.test.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
-    std::vector<hg::train::LadderRun> runs;
+    std::vector<hg::train::ComparisonRun> runs;
     for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, data));
     hg::train::print_comparison(runs);
     return hg::train::print_footer(f.model, epochs, runs);

@@ -29,7 +29,7 @@
 #include "framework/train/data.h"
 #include "framework/train/f16_sgd.h"
 #include "framework/train/guard.h"
-#include "framework/train/ladder.h"
+#include "framework/train/comparison.h"
 #include "framework/train/run_folder.h"
 
 using hg::DType;
@@ -39,7 +39,7 @@ namespace {
 
 const std::string kLesson = "07_master_weights";     // run.json's "lesson"; runs/07_mlp_<precision>/
 const std::string kProgram = "lesson_" + kLesson.substr(0, 2);  // how its messages start
-const std::vector<std::string> kLadder = {"fp32", "fp16_naive", "master_weights"};  // --runs, in table order
+const std::vector<std::string> kRuns = {"fp32", "fp16_naive", "master_weights"};  // --runs, in table order
 
 // ---- 2. the arithmetic --------------------------------------------------------------
 float f16(float x) { return float(hg::half(x)); }  // round to the nearest F16, back to float
@@ -67,8 +67,8 @@ void show_arithmetic() {
 }
 
 // ---- 3. train -------------------------------------------------------------------------
-hg::train::LadderRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
-                           int epochs, int64_t stats_every, const hg::train::FashionMnist& data) {
+hg::train::ComparisonRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
+                               int epochs, int64_t stats_every, const hg::train::FashionMnist& data) {
   const bool half = precision == "fp16_naive";
   const bool master_weights = precision == "master_weights";
   const DType dtype = (half || master_weights) ? DType::F16 : DType::F32;
@@ -90,7 +90,7 @@ hg::train::LadderRun train(const std::string& precision, const hg::train::Common
                        {.lr = f.lr, .momentum = f.momentum});
   std::vector<Tensor> bufs16;  // the F16 momentum buffers
 
-  hg::train::LadderRun r;
+  hg::train::ComparisonRun r;
   r.precision = precision;
   r.dir = hg::train::claim_run_folder(hg::train::precision_run_name(f, kLesson, precision), f.overwrite, false);
   hg::io::RunLog log(r.dir, hg::train::comparison_run_json(kLesson, f, precision, device, epochs, {}));
@@ -155,15 +155,15 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(hg::train::WholeIn(0, hg::train::kMaxWhole, "a number of steps >= 0 (0: never)"));
   app.get_option("--model")->check(hg::train::OneOf({"mlp"}));
   std::string runs_flag = "fp16_naive,master_weights";
-  hg::train::add_runs_flag(app, runs_flag, kLadder);
+  hg::train::add_runs_flag(app, runs_flag, kRuns);
   HG_PARSE_FLAGS(app, argc, argv);
-  hg::train::apply_threads(f.threads);
+  hg::train::apply_settings(f);  // threads, --gemm, --tf32
   const std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/false);
   if (!why.empty()) return hg::train::usage_error(app, why);
   hg::Device device = hg::Device::CPU;
   if (!hg::train::device_from_flag(f.device, kProgram.c_str(), device)) return 2;
   const int epochs = f.epochs > 0 ? f.epochs : 1;
-  const std::vector<std::string> wanted = hg::train::runs_in_order(runs_flag, kLadder);
+  const std::vector<std::string> wanted = hg::train::runs_in_order(runs_flag, kRuns);
   std::vector<std::string> names;  // every run folder is checked before any work
   for (const auto& p : wanted) names.push_back(hg::train::precision_run_name(f, kLesson, p));
   const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, false);
@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
     std::printf("== 2. training %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
                 "lr %g, momentum %g ==\n", f.model.c_str(), (long long)data.train.n,
                 (long long)data.test.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
-    std::vector<hg::train::LadderRun> runs;
+    std::vector<hg::train::ComparisonRun> runs;
     for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, data));
     hg::train::print_comparison(runs);
     return hg::train::print_footer(f.model, epochs, runs);

@@ -30,7 +30,7 @@
 #include "framework/train/data.h"
 #include "framework/train/f16_sgd.h"
 #include "framework/train/guard.h"
-#include "framework/train/ladder.h"
+#include "framework/train/comparison.h"
 #include "framework/train/run_folder.h"
 
 using hg::DType;
@@ -40,7 +40,7 @@ namespace {
 
 const std::string kLesson = "08_loss_scaling";     // run.json's "lesson"; runs/08_mlp_<precision>/
 const std::string kProgram = "lesson_" + kLesson.substr(0, 2);  // how its messages start
-const std::vector<std::string> kLadder = {"fp32", "fp16_naive", "master_weights", "static_scale"};  // --runs, in table order
+const std::vector<std::string> kRuns = {"fp32", "fp16_naive", "master_weights", "static_scale"};  // --runs, in table order
 
 // ---- 2. the arithmetic --------------------------------------------------------------
 float f16(float x) { return float(hg::half(x)); }  // round to the nearest F16, back to float
@@ -55,9 +55,9 @@ void show_arithmetic() {
 }
 
 // ---- 3. train -------------------------------------------------------------------------
-hg::train::LadderRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
-                           int epochs, int64_t stats_every, double loss_scale, double clip,
-                           const hg::train::FashionMnist& data) {
+hg::train::ComparisonRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
+                               int epochs, int64_t stats_every, double loss_scale, double clip,
+                               const hg::train::FashionMnist& data) {
   const bool half = precision == "fp16_naive";
   const bool master_weights = precision == "master_weights" || precision == "static_scale";
   const hg::amp::StaticScaler scaler(precision == "static_scale" ? float(loss_scale) : 1.0f);
@@ -80,7 +80,7 @@ hg::train::LadderRun train(const std::string& precision, const hg::train::Common
                        {.lr = f.lr, .momentum = f.momentum});
   std::vector<Tensor> bufs16;  // the F16 momentum buffers
 
-  hg::train::LadderRun r;
+  hg::train::ComparisonRun r;
   r.precision = precision;
   r.dir = hg::train::claim_run_folder(hg::train::precision_run_name(f, kLesson, precision), f.overwrite, false);
   hg::io::RunLog log(r.dir, hg::train::comparison_run_json(kLesson, f, precision, device, epochs,
@@ -168,20 +168,20 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(hg::train::WholeIn(0, hg::train::kMaxWhole, "a number of steps >= 0 (0: never)"));
   app.get_option("--model")->check(hg::train::OneOf({"mlp"}));
   std::string runs_flag = "master_weights,static_scale";
-  hg::train::add_runs_flag(app, runs_flag, kLadder);
+  hg::train::add_runs_flag(app, runs_flag, kRuns);
   double loss_scale = 1024.0, clip = 0.0;
   app.add_option("--loss-scale", loss_scale, "the static loss scale S")->capture_default_str()
       ->check(hg::train::LossScale());
   app.add_option("--clip", clip, "clip the gradient norm to this after unscaling (0: off)")
       ->capture_default_str()->check(hg::train::NonNegative());
   HG_PARSE_FLAGS(app, argc, argv);
-  hg::train::apply_threads(f.threads);
+  hg::train::apply_settings(f);  // threads, --gemm, --tf32
   const std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/false);
   if (!why.empty()) return hg::train::usage_error(app, why);
   hg::Device device = hg::Device::CPU;
   if (!hg::train::device_from_flag(f.device, kProgram.c_str(), device)) return 2;
   const int epochs = f.epochs > 0 ? f.epochs : 1;
-  const std::vector<std::string> wanted = hg::train::runs_in_order(runs_flag, kLadder);
+  const std::vector<std::string> wanted = hg::train::runs_in_order(runs_flag, kRuns);
   std::vector<std::string> names;  // every run folder is checked before any work
   for (const auto& p : wanted) names.push_back(hg::train::precision_run_name(f, kLesson, p));
   const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, false);
@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
     std::printf("== 2. training %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
                 "lr %g, momentum %g ==\n", f.model.c_str(), (long long)data.train.n,
                 (long long)data.test.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
-    std::vector<hg::train::LadderRun> runs;
+    std::vector<hg::train::ComparisonRun> runs;
     for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, loss_scale, clip, data));
     hg::train::print_comparison(runs);
     hg::train::print_gradient_place(runs);

@@ -32,7 +32,7 @@
 #include "framework/train/data.h"
 #include "framework/train/f16_sgd.h"
 #include "framework/train/guard.h"
-#include "framework/train/ladder.h"
+#include "framework/train/comparison.h"
 #include "framework/train/run_folder.h"
 
 using hg::DType;
@@ -42,7 +42,7 @@ namespace {
 
 const std::string kLesson = "09_dynamic_loss_scaling";     // run.json's "lesson"; runs/09_mlp_<precision>/
 const std::string kProgram = "lesson_" + kLesson.substr(0, 2);  // how its messages start
-const std::vector<std::string> kLadder = {"fp32", "fp16_naive", "master_weights", "dynamic_scale"};  // --runs, in table order
+const std::vector<std::string> kRuns = {"fp32", "fp16_naive", "master_weights", "dynamic_scale"};  // --runs, in table order
 
 // ---- 2. the rule ----------------------------------------------------------------------
 void show_rule() {
@@ -63,9 +63,9 @@ void show_rule() {
 
 
 // ---- 3. train -------------------------------------------------------------------------
-hg::train::LadderRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
-                           int epochs, int64_t stats_every, const hg::train::ScaleRuleFlags& scale_flags, double clip,
-                           const hg::train::FashionMnist& data) {
+hg::train::ComparisonRun train(const std::string& precision, const hg::train::CommonFlags& f, hg::Device device,
+                               int epochs, int64_t stats_every, const hg::train::ScaleRuleFlags& scale_flags,
+                               double clip, const hg::train::FashionMnist& data) {
   const bool half = precision == "fp16_naive";
   const bool master_weights = precision == "master_weights" || precision == "dynamic_scale";
   hg::amp::GradScaler scaler(scale_flags.rule(), /*enabled=*/precision == "dynamic_scale");
@@ -87,8 +87,7 @@ hg::train::LadderRun train(const std::string& precision, const hg::train::Common
   hg::optim::SGD sgd32(master_weights ? mw->master_params() : model->parameters(),
                        {.lr = f.lr, .momentum = f.momentum});
   std::vector<Tensor> bufs16;  // the F16 momentum buffers
-
-  hg::train::LadderRun r;
+  hg::train::ComparisonRun r;
   r.precision = precision;
   r.dir = hg::train::claim_run_folder(hg::train::precision_run_name(f, kLesson, precision), f.overwrite, false);
   hg::io::RunLog log(r.dir, hg::train::comparison_run_json(kLesson, f, precision, device, epochs,
@@ -182,21 +181,21 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(hg::train::WholeIn(0, hg::train::kMaxWhole, "a number of steps >= 0 (0: never)"));
   app.get_option("--model")->check(hg::train::OneOf({"mlp"}));
   std::string runs_flag = "dynamic_scale";
-  hg::train::add_runs_flag(app, runs_flag, kLadder);
+  hg::train::add_runs_flag(app, runs_flag, kRuns);
   double clip = 0.0;
   hg::train::ScaleRuleFlags scale_flags;  // --init-scale 2^16, --growth-interval 2000, --min/max-scale
   hg::train::add_scale_rule_flags(app, scale_flags, /*growth=*/true);
   app.add_option("--clip", clip, "clip the gradient norm to this after unscaling (0: off)")
       ->capture_default_str()->check(hg::train::NonNegative());
   HG_PARSE_FLAGS(app, argc, argv);
-  hg::train::apply_threads(f.threads);
+  hg::train::apply_settings(f);  // threads, --gemm, --tf32
   std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/false);
   if (why.empty()) why = scale_flags.settle();  // e.g. --min-scale above --max-scale
   if (!why.empty()) return hg::train::usage_error(app, why);
   hg::Device device = hg::Device::CPU;
   if (!hg::train::device_from_flag(f.device, kProgram.c_str(), device)) return 2;
   const int epochs = f.epochs > 0 ? f.epochs : 1;
-  const std::vector<std::string> wanted = hg::train::runs_in_order(runs_flag, kLadder);
+  const std::vector<std::string> wanted = hg::train::runs_in_order(runs_flag, kRuns);
   std::vector<std::string> names;  // every run folder is checked before any work
   for (const auto& p : wanted) names.push_back(hg::train::precision_run_name(f, kLesson, p));
   const std::string run_problem = hg::train::check_run_folders(names, f.overwrite, false);
@@ -208,7 +207,7 @@ int main(int argc, char** argv) {
     std::printf("== 2. training %s: %lld train images, %lld test, %d epoch(s), batch %lld, "
                 "lr %g, momentum %g ==\n", f.model.c_str(), (long long)data.train.n,
                 (long long)data.test.n, epochs, (long long)f.batch_size, f.lr, f.momentum);
-    std::vector<hg::train::LadderRun> runs;
+    std::vector<hg::train::ComparisonRun> runs;
     for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, scale_flags, clip, data));
     hg::train::print_comparison(runs);
     hg::train::print_gradient_place(runs);

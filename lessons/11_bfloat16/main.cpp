@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
   bool per_class = false;
   app.add_flag("--per-class", per_class, "print the per-class precision/recall/F1 tables");
   HG_PARSE_FLAGS(app, argc, argv);
-  hg::train::apply_threads(f.threads);
+  hg::train::apply_settings(f);  // threads, --gemm, --tf32
   const std::string why = hg::train::unsupported_flags(f, /*checkpoints=*/false);
   if (!why.empty()) return hg::train::usage_error(app, why);
   hg::Device device = hg::Device::CPU;

@@ -7,15 +7,10 @@
 //            it starts at 1
 //
 // student_delayed_update(s, amax, length, fp8_max, margin) runs after a step that cast the
-// tensor, whose amax was `amax`:
-//   1. amax enters the history at the front; when the history then holds more than `length`
-//      entries, the oldest one leaves;
-//   2. m = the largest amax in the history (a NaN anywhere in it makes m NaN);
-//   3. when m > 0 and m is finite: scale = fp8_max / m / 2^margin, computed in float in that
-//      order, and FLT_MAX (std::numeric_limits<float>::max()) if that came out inf (an m so
-//      small that the quotient passes float's range); otherwise the scale stays what it was.
-// fp8_max is 448 (E4M3) or 57344 (E5M2); margin >= 0 is the headroom in binades.
-//
+// tensor, whose amax was `amax`: it keeps the history (at most `length` amaxes) and sets the
+// scale the next cast uses. fp8_max is 448 (E4M3) or 57344 (E5M2); margin >= 0 is headroom
+// in binades (a margin of 1 halves the scale). Which amaxes set the scale, and what an amax
+// of 0, inf or NaN does to it, is yours to work out (README, "Delayed scaling").
 // exercise.cpp is yours; `./lab check 14` grades it.
 #include <vector>
 

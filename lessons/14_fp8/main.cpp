@@ -5,7 +5,9 @@
 //   3. the recipes       one tensor with an outlier channel under each recipe
 //   4. accumulation      the FP8 GEMM's 14-bit accumulator: error against K, and promotion
 //   5. training          chapter 02's MLP (--model mlp) or chapter 12's GPT (--model gpt) in
-//                        BF16 autocast and in FP8 under each recipe, from the same weights
+//                        BF16 autocast and in FP8 under each recipe, from the same weights;
+//                        the GPT as chapter 12 trains it (framework/train/lm.h)
+//   6. main              the flags (parse_flags), then the sections asked for
 //
 // Sections 1-4 are deterministic; section 5 writes runs/<run-name>_<run>/ for the viewer with
 // an fp8_scale event per FP8 tensor and step (docs/run-log.md). A run whose loss or weights
@@ -28,8 +30,6 @@
 #include "datasets/text.h"
 #include "framework/amp/autocast.h"
 #include "framework/amp/grad_scaler.h"
-#include "framework/amp/unscale.h"
-#include "framework/autograd/grad_mode.h"
 #include "framework/data/loader.h"
 #include "framework/fp8/mlp.h"
 #include "framework/io/run_log.h"
@@ -41,7 +41,7 @@
 #include "framework/optim/sgd.h"
 #include "framework/train/cli.h"
 #include "framework/train/guard.h"
-#include "framework/train/lm_step.h"
+#include "framework/train/lm.h"
 #include "framework/train/run_folder.h"
 #include "framework/train/step.h"
 
@@ -97,11 +97,11 @@ void why_scaling() {
   Tensor acts = hg::mul(Tensor::randn({64, 1024}, gen), 300.0);  // activations: |x| ~ 300
   print_cast("gradients ~1e-6 as E5M2, scale 1", cast_with(grads, Format::E5M2, kPerTensor, {1.0f}));
   const float sg = current_scale(grads, Format::E5M2);
-  print_cast(hg::train::detail::fmt_g(sg).insert(0, "gradients ~1e-6 as E5M2, scale ").c_str(),
+  print_cast(fmt::format("gradients ~1e-6 as E5M2, scale {:g}", sg).c_str(),
              cast_with(grads, Format::E5M2, kPerTensor, {sg}));
   print_cast("activations ~300 as E4M3, scale 1", cast_with(acts, Format::E4M3, kPerTensor, {1.0f}));
   const float sa = current_scale(acts, Format::E4M3);
-  print_cast(hg::train::detail::fmt_g(sa).insert(0, "activations ~300 as E4M3, scale ").c_str(),
+  print_cast(fmt::format("activations ~300 as E4M3, scale {:g}", sa).c_str(),
              cast_with(acts, Format::E4M3, kPerTensor, {sa}));
   std::printf("  E5M2's smallest subnormal is 2^-16 = 1.5e-5: unscaled, the gradients vanish. E4M3\n"
               "  stops at 448: unscaled, one activation in eight clamps. scale = fp8_max / amax fixes both.\n\n");
@@ -169,15 +169,26 @@ struct Flags {
   int epochs = 1;
   int64_t batch_size = 128, limit_train = 10000, limit_test = 2000;  // the GPT's batch: 16 sequences
   double lr = 0.05, momentum = 0.9;                                   // the GPT's lr: 3e-3 (AdamW)
-  // the GPT: small enough that five runs of the emulated FP8 GEMM take minutes on 2 cores
-  int64_t steps = 200, n_layer = 2, n_head = 2, n_embd = 64, block_size = 32, eval_batches = 8;
-  std::string text;  // a UTF-8 text file; "" = Debian's fortunes
+  hg::train::GptFlags gpt = small_gpt();
   uint64_t seed = 0;
   int history = 16, margin = 0;
   std::string formats = "hybrid";
   std::string data, run_name = "14_fp8";
   bool overwrite = false;
   int threads = 0;
+
+  // The GPT: small enough that five runs of the emulated FP8 GEMM take minutes on 2 cores.
+  static hg::train::GptFlags small_gpt() {
+    hg::train::GptFlags g;
+    g.model.n_layer = 2;
+    g.model.n_head = 2;
+    g.model.n_embd = 64;
+    g.model.block_size = 32;
+    g.steps = 200;
+    g.warmup = 20;
+    g.eval_batches = 8;
+    return g;
+  }
 };
 
 struct RunResult {
@@ -189,6 +200,18 @@ bool contains(const std::string& list, const std::string& item) {
   for (const std::string& s : hg::train::split_list(list))
     if (s == item) return true;
   return false;
+}
+
+// x to 4 decimals, without trailing zeros: "0.0015", "0", "-0" (a gap that rounds to 0 from below).
+std::string rounded_4(double x) { return fmt::format("{:g}", std::round(x * 1e4) / 1e4); }
+
+// The largest fraction of a gradient's non-zero values that its FP8 cast flushed to 0, over
+// `records` (the .dy casts) and `so_far`.
+double max_dy_underflow(const std::vector<ScaleRecord>& records, double so_far) {
+  for (const ScaleRecord& s : records)
+    if (s.tensor.size() > 3 && s.tensor.substr(s.tensor.size() - 3) == ".dy" && s.stats.nonzero)
+      so_far = std::max(so_far, double(s.stats.underflow) / double(s.stats.nonzero));
+  return so_far;
 }
 
 RunResult train(const std::string& run, const Flags& f, const hg::data::ImageDataset& train_ds,
@@ -229,9 +252,7 @@ RunResult train(const std::string& run, const Flags& f, const hg::data::ImageDat
       if (fp8_model) {  // what this step's casts did, logged even when it diverged: the evidence
         const std::vector<ScaleRecord> rec = fp8_model->records();
         log_fp8_scales(log, step, rec);
-        for (const ScaleRecord& s : rec)
-          if (s.tensor.size() > 3 && s.tensor.substr(s.tensor.size() - 3) == ".dy" && s.stats.nonzero)
-            r.max_dy_underflow = std::max(r.max_dy_underflow, double(s.stats.underflow) / double(s.stats.nonzero));
+        r.max_dy_underflow = max_dy_underflow(rec, r.max_dy_underflow);
       }
       // The loss alone is not enough here: a ReLU turns a NaN into 0 and the saturating casts
       // clamp inf to ±448, so weights can be inf or NaN under a finite loss.
@@ -295,8 +316,8 @@ int training(const Flags& f) {
       any_diverged = true;
       continue;
     }
-    const std::string gap = base ? hg::train::detail::fmt_g(std::round((r.last_loss - base->last_loss) * 1e4) / 1e4) : "-";
-    const std::string dy = runs[i] == "bf16" ? "-" : hg::train::detail::fmt_g(std::round(r.max_dy_underflow * 1e4) / 1e4);
+    const std::string gap = base ? rounded_4(r.last_loss - base->last_loss) : "-";
+    const std::string dy = runs[i] == "bf16" ? "-" : rounded_4(r.max_dy_underflow);
     std::printf("%-8s %10.4f %12s %9.4f %13s %8.1f\n", runs[i].c_str(), r.last_loss, gap.c_str(), r.accuracy,
                 dy.c_str(), r.seconds);
   }
@@ -306,74 +327,46 @@ int training(const Flags& f) {
 }
 
 // ---- 5b. training the GPT ----------------------------------------------------------------------
-// Chapter 12's GPT and loop (AdamW, warmup then cosine, clipping at 1, a fixed set of
-// validation batches) with its four projections per block in FP8 (GPTConfig::fp8). Every
-// run, the baseline too, runs under BF16 autocast, as Transformer Engine's fp8_autocast sits
-// inside a BF16 model: the embeddings, layer norms, q·kᵀ, att·v and the LM head are the
-// same in every run, so the gap to BF16 is the projections' FP8 alone. The same seed gives
-// every run the same initial weights and the same batches.
-constexpr uint64_t kValSeed = 0x5eed0f7a1;  // chapter 12's: the validation text of every run
-
+// Chapter 12's GPT, trained as chapter 12 trains it (framework/train/lm.h: AdamW, warmup then
+// cosine, clipping, a fixed set of validation batches), with its four projections per block
+// in FP8 (GPTConfig::fp8). Every run, the baseline too, runs under BF16 autocast, as
+// Transformer Engine's fp8_autocast sits inside a BF16 model: the embeddings, layer norms,
+// q·kᵀ, att·v and the LM head are the same in every run, so the gap to BF16 is the
+// projections' FP8 alone. The same seed gives every run the same initial weights and the
+// same batches.
 struct GptResult {
   bool diverged = false;
   double last_loss = 0, val_loss = 0, seconds = 0, max_dy_underflow = 0;
 };
 
-double gpt_validation_loss(hg::nn::GPT& model, const std::vector<int32_t>& val, const Flags& f) {
-  hg::NoGradGuard no_grad;  // the delayed recipe's histories do not move either
-  model.eval();
-  double sum = 0;
-  for (int64_t i = 0; i < f.eval_batches; ++i) {
-    const hg::data::TokenBatch b = hg::data::random_batch(val, f.batch_size, f.block_size, kValSeed, i);
-    hg::amp::Autocast ac(hg::DType::BF16);
-    sum += hg::nn::GPT::loss(model.forward(b.x, b.B, b.T), b.y).item();
-  }
-  model.train();
-  return sum / double(f.eval_batches);
-}
-
 GptResult train_gpt(const std::string& run, const Flags& f, const hg::data::TextCorpus& corpus) {
-  hg::nn::GPTConfig config;
-  config.n_layer = f.n_layer;
-  config.n_head = f.n_head;
-  config.n_embd = f.n_embd;
-  config.block_size = f.block_size;
-  config.vocab_size = corpus.vocab_size();
+  hg::nn::GPTConfig config = f.gpt.config(corpus);
   if (run != "bf16") config.fp8 = RecipeConfig{parse_recipe(run), f.formats == "hybrid", f.history, f.margin};
   hg::Generator gen(f.seed);
   hg::nn::GPT model(config, gen);  // the same weights in every run: fp8 only changes the layer type
-  hg::optim::AdamOptions ao;
-  ao.lr = f.lr;
-  ao.beta2 = 0.99;
-  ao.weight_decay = 0.1;
-  hg::optim::AdamW opt(model.parameters(), ao);
-  const int64_t warmup = std::max<int64_t>(1, f.steps / 10);
-  const auto schedule = hg::optim::LRSchedule::cosine(f.lr, std::max<int64_t>(1, f.steps - warmup), 0.1 * f.lr, warmup);
-  const hg::amp::GradScaler no_scaler(hg::amp::ScaleRule{}, /*enabled=*/false);  // BF16 and FP8 need none
+  hg::optim::AdamW opt(model.parameters(), hg::train::lm_adamw(f.lr, 0.1));
+  const hg::optim::LRSchedule schedule = hg::train::lm_schedule(f.gpt, f.lr);
+  hg::amp::GradScaler no_scaler(hg::amp::ScaleRule{}, /*enabled=*/false);  // BF16 and FP8 need none
 
   const std::string dir = hg::train::claim_run_folder(f.run_name + "_" + run, f.overwrite, false);
+  const hg::nn::GPTConfig& c = f.gpt.model;
   hg::io::RunLog log(dir, {{"lesson", "14_fp8"}, {"model", "gpt"},
                            {"precision", run == "bf16" ? "amp_bf16" : "fp8_" + run + "+amp_bf16"},
                            {"device", "cpu"}, {"seed", f.seed},
-                           {"args", {{"steps", f.steps}, {"batch_size", f.batch_size}, {"lr", f.lr},
-                                     {"n_layer", f.n_layer}, {"n_head", f.n_head}, {"n_embd", f.n_embd},
-                                     {"block_size", f.block_size}, {"formats", f.formats},
+                           {"args", {{"steps", f.gpt.steps}, {"batch_size", f.batch_size}, {"lr", f.lr},
+                                     {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd},
+                                     {"block_size", c.block_size}, {"formats", f.formats},
                                      {"history", f.history}, {"margin", f.margin}}}});
   GptResult r;
   std::vector<double> recent;  // the last 20 losses: the "train loss" averages them
   const auto t0 = Clock::now();
-  for (int64_t step = 0; step < f.steps; ++step) {
+  for (int64_t step = 0; step < f.gpt.steps; ++step) {
     opt.set_lr(schedule.lr_at(step));
-    opt.zero_grad();
-    const hg::data::TokenBatch batch = hg::data::random_batch(corpus.train, f.batch_size, f.block_size, f.seed, step);
-    const double l = hg::train::accumulate_gradients(model, no_scaler, {batch}, hg::DType::BF16);
-    hg::amp::clip_grad_norm_(opt.params(), 1.0);
-    opt.step();
+    const hg::data::TokenBatch batch = hg::data::random_batch(corpus.train, f.batch_size, c.block_size, f.seed, step);
+    const double l = hg::train::lm_step(model, opt, no_scaler, batch, 1, hg::DType::BF16, f.gpt.grad_clip).loss;
     const std::vector<ScaleRecord> rec = model.fp8_records();  // empty for bf16
     log_fp8_scales(log, step, rec);
-    for (const ScaleRecord& s : rec)
-      if (s.tensor.size() > 3 && s.tensor.substr(s.tensor.size() - 3) == ".dy" && s.stats.nonzero)
-        r.max_dy_underflow = std::max(r.max_dy_underflow, double(s.stats.underflow) / double(s.stats.nonzero));
+    r.max_dy_underflow = max_dy_underflow(rec, r.max_dy_underflow);
     if (const hg::train::Divergence d = hg::train::check_finite_step(step, l, model.named_parameters())) {
       hg::train::report_divergence(log, "lesson_14: " + run, d);
       r.diverged = true;
@@ -385,19 +378,22 @@ GptResult train_gpt(const std::string& run, const Flags& f, const hg::data::Text
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   for (double l : recent) r.last_loss += l / double(recent.size());
-  r.val_loss = gpt_validation_loss(model, corpus.val, f);
-  log.scalar(f.steps - 1, "val/loss", r.val_loss);
+  r.val_loss = hg::train::validation_loss(model, corpus.val, f.batch_size, c.block_size, 1, f.gpt.eval_batches,
+                                          hg::DType::BF16);
+  log.scalar(f.gpt.steps - 1, "val/loss", r.val_loss);
   log.end("finished");
   return r;
 }
 
 int training_gpt(const Flags& f) {
-  const hg::data::TextCorpus corpus = hg::data::load_text_corpus(f.text, f.block_size);
+  const hg::nn::GPTConfig& c = f.gpt.model;
+  const hg::data::TextCorpus corpus = hg::data::load_text_corpus(f.gpt.text, c.block_size);
   std::printf("== 5. training the GPT on the CPU: %s, vocabulary %lld; n_layer %lld, n_head %lld, n_embd %lld, "
-              "block_size %lld; %lld steps of %lld sequences, AdamW lr %g (cosine), clip 1, %s formats, "
+              "block_size %lld; %lld steps of %lld sequences, AdamW lr %g (cosine), clip %g, %s formats, "
               "delayed history %d, margin %d ==\n",
-              corpus.source.c_str(), (long long)corpus.vocab_size(), (long long)f.n_layer, (long long)f.n_head,
-              (long long)f.n_embd, (long long)f.block_size, (long long)f.steps, (long long)f.batch_size, f.lr,
+              corpus.source.c_str(), (long long)corpus.vocab_size(), (long long)c.n_layer, (long long)c.n_head,
+              (long long)c.n_embd, (long long)c.block_size, (long long)f.gpt.steps, (long long)f.batch_size, f.lr,
+              f.gpt.grad_clip,
               f.formats == "hybrid" ? "HYBRID (E4M3 forward, E5M2 gradients)" : "E4M3-only", f.history, f.margin);
   std::printf("  FP8: the 4 projections of each block (x, w, dy of each cast); BF16 autocast for the rest in every run\n");
   const std::vector<std::string> runs = hg::train::split_list(f.runs);
@@ -412,7 +408,7 @@ int training_gpt(const Flags& f) {
   const GptResult* base = nullptr;
   for (size_t i = 0; i < runs.size(); ++i)
     if (runs[i] == "bf16" && !results[i].diverged) base = &results[i];
-  auto gap = [&](double v, double b) { return base ? hg::train::detail::fmt_g(std::round((v - b) * 1e4) / 1e4) : "-"; };
+  auto gap = [&](double v, double b) { return base ? rounded_4(v - b) : "-"; };
   std::printf("\n%-8s %10s %10s %10s %10s %13s %8s\n", "run", "train loss", "train gap", "val loss", "val gap",
               "dy underflow", "s/run");
   bool any_diverged = false;
@@ -423,7 +419,7 @@ int training_gpt(const Flags& f) {
       any_diverged = true;
       continue;
     }
-    const std::string dy = runs[i] == "bf16" ? "-" : hg::train::detail::fmt_g(std::round(r.max_dy_underflow * 1e4) / 1e4);
+    const std::string dy = runs[i] == "bf16" ? "-" : rounded_4(r.max_dy_underflow);
     std::printf("%-8s %10.4f %10s %10.4f %10s %13s %8.1f\n", runs[i].c_str(), r.last_loss,
                 gap(r.last_loss, base ? base->last_loss : 0).c_str(), r.val_loss,
                 gap(r.val_loss, base ? base->val_loss : 0).c_str(), dy.c_str(), r.seconds);
@@ -431,15 +427,12 @@ int training_gpt(const Flags& f) {
   std::printf("train loss: the mean of the last 20 steps' losses; val loss: %lld fixed validation batches, the same\n"
               "for every run; gap: minus BF16's; dy underflow: the largest fraction of a gradient's non-zero values\n"
               "that its FP8 cast (E5M2 in HYBRID) flushed to 0, over all steps and projections.\n",
-              (long long)f.eval_batches);
+              (long long)f.gpt.eval_batches);
   return any_diverged ? 3 : 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"Chapter 14: FP8 formats, scaling recipes, the FP8 GEMM's accumulation, and FP8 training"};
-  Flags f;
+// ---- 6. main --------------------------------------------------------------------------------------
+void add_flags(CLI::App& app, Flags& f) {
   using namespace hg::train;
   app.add_option("--sections", f.sections, "comma list of formats, scaling, recipes, accumulation, train")
       ->capture_default_str()->check(ListOf({"formats", "scaling", "recipes", "accumulation", "train"}));
@@ -466,24 +459,19 @@ int main(int argc, char** argv) {
   app.add_option("--formats", f.formats, "hybrid (E4M3 forward, E5M2 gradients) | e4m3")->capture_default_str()
       ->check(OneOf({"hybrid", "e4m3"}));
   app.add_option("--data", f.data, "mlp: FashionMNIST folder (default: $HG_DATA, then the Debian package)");
-  app.add_option("--steps", f.steps, "gpt: optimizer steps")->capture_default_str()
-      ->check(WholeIn(1, 10000000, "a number of steps from 1 to 10^7"));
-  app.add_option("--n-layer", f.n_layer, "gpt: transformer blocks")->capture_default_str()
-      ->check(WholeIn(1, 256, "a depth from 1 to 256"));
-  app.add_option("--n-head", f.n_head, "gpt: attention heads per block")->capture_default_str()
-      ->check(WholeIn(1, 256, "a number of heads from 1 to 256"));
-  app.add_option("--n-embd", f.n_embd, "gpt: the residual width C (a multiple of --n-head)")->capture_default_str()
-      ->check(WholeIn(1, 16384, "a width from 1 to 16384"));
-  app.add_option("--block-size", f.block_size, "gpt: context length T")->capture_default_str()
-      ->check(WholeIn(1, 16384, "a context from 1 to 16384"));
-  app.add_option("--eval-batches", f.eval_batches, "gpt: validation batches at the end")->capture_default_str()
-      ->check(WholeIn(1, 100000, "a number of batches from 1 to 100000"));
-  app.add_option("--text", f.text, "gpt: a UTF-8 text file to train on (default: Debian's fortunes)")
-      ->check(CLI::ExistingFile);
+  add_gpt_flags(app, f.gpt);  // --model gpt: --steps --n-layer ... --text (framework/train/lm.h)
   app.add_option("--run-name", f.run_name, "runs/<NAME>_<run>/ for each run (default 14_fp8, 14_fp8_gpt for the gpt)")
       ->check(RunName());
   app.add_flag("--overwrite", f.overwrite, "replace run folders that exist");
   app.add_option("--threads", f.threads, "OpenMP threads (0: the default)")->check(Threads());
+}
+
+// Parses and checks the command line: kGoOn, or main()'s exit code (0 after --help, 2 after
+// one line saying what is wrong).
+constexpr int kGoOn = -1;
+int parse_flags(CLI::App& app, int argc, char** argv, Flags& f) {
+  using namespace hg::train;
+  add_flags(app, f);
   HG_PARSE_FLAGS(app, argc, argv);
   apply_threads(f.threads);
   // The flags of one model are refused with the other: a --steps that trains nothing would
@@ -491,10 +479,10 @@ int main(int argc, char** argv) {
   const bool gpt = f.model == "gpt";
   for (const char* name : {"--epochs", "--limit-train", "--limit-test", "--momentum", "--data"})
     if (gpt && app.count(name) > 0) return usage_error(app, fmt::format("{} belongs to --model mlp", name));
-  for (const char* name : {"--steps", "--n-layer", "--n-head", "--n-embd", "--block-size", "--eval-batches", "--text"})
+  for (const std::string& name : GptFlags::names())
     if (!gpt && app.count(name) > 0) return usage_error(app, fmt::format("{} belongs to --model gpt", name));
-  if (gpt && f.n_embd % f.n_head != 0)
-    return usage_error(app, fmt::format("--n-embd {} must be a multiple of --n-head {}", f.n_embd, f.n_head));
+  f.gpt.settle(app);
+  if (const std::string problem = f.gpt.problem(); gpt && !problem.empty()) return usage_error(app, problem);
   if (gpt && app.count("--batch-size") == 0) f.batch_size = 16;
   if (gpt && app.count("--lr") == 0) f.lr = 3e-3;
   if (app.count("--run-name") == 0) f.run_name = gpt ? "14_fp8_gpt" : "14_fp8";
@@ -504,12 +492,21 @@ int main(int argc, char** argv) {
     const std::string problem = check_run_folders(names, f.overwrite, false);
     if (!problem.empty()) return usage_error(app, problem);
   }
+  return kGoOn;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Chapter 14: FP8 formats, scaling recipes, the FP8 GEMM's accumulation, and FP8 training"};
+  Flags f;
+  if (const int code = parse_flags(app, argc, argv, f); code != kGoOn) return code;
   try {
     if (contains(f.sections, "formats")) formats();
     if (contains(f.sections, "scaling")) why_scaling();
     if (contains(f.sections, "recipes")) recipes_side_by_side();
     if (contains(f.sections, "accumulation")) accumulation();
-    if (contains(f.sections, "train")) return gpt ? training_gpt(f) : training(f);
+    if (contains(f.sections, "train")) return f.model == "gpt" ? training_gpt(f) : training(f);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lesson_14: %s\n", e.what());
     return 1;

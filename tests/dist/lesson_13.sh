@@ -12,7 +12,7 @@
 #   diverges an lr of 1e30 makes the weights inf: every rank stops at the same step, exit 3
 #   gpt      --model gpt (chapter 12's GPT, tiny): the equality checks bit-identical, the
 #            accountant's optimizer state = the formula on both ranks, a validation loss below
-#            the uniform one; then ZeRO-1 with --accumulate 2 and F16 autocast
+#            the uniform one; then ZeRO-1 with --grad-accum 2 and F16 autocast
 #   bad_data a data folder without FashionMNIST, a damaged FashionMNIST, an empty or a damaged
 #            (not UTF-8) --text and (without a GPU) --device cuda: one line from rank 0, every
 #            rank exits (1 for data, 2 for the device) before any work, and MPI_Abort is
@@ -168,10 +168,10 @@ case "$what" in
     need "^RESULT model=gpt ranks=2 threads=1 precision=fp32 zero=0 steps=20 .* val_loss=[0-9.]+$"
     printf '%s\n' "$out" | awk '/validation loss/ { v = $3; u = $NF } END { exit !(v > 0 && v < u) }' ||
       fail "the validation loss is not below the uniform loss ln V"
-    out=$($mpiexec -n 2 "$lesson" $g --check-steps 0 --zero --accumulate 2 --precision amp_f16 --run-name gz 2>&1); rc=$?
+    out=$($mpiexec -n 2 "$lesson" $g --check-steps 0 --zero --grad-accum 2 --precision amp_f16 --run-name gz 2>&1); rc=$?
     printf '%s\n' "$out"
-    [ "$rc" -eq 0 ] || fail "--zero --accumulate 2 --precision amp_f16: exit code $rc"
-    need "x 2 accumulated, 20 steps, ZeRO-1 AdamW"
+    [ "$rc" -eq 0 ] || fail "--zero --grad-accum 2 --precision amp_f16: exit code $rc"
+    need "global batch 16 sequences x 16 tokens in 2 micro-batches of 8 \(4 per rank\), 20 steps, ZeRO-1 AdamW"
     need "section 4, ZeRO-1 AdamW: master, m, v +([0-9]+) +\1 +\1 +12 ceil\(Psi/N\)"
     need "measured = formula on every rank: yes"
     need "^RESULT model=gpt ranks=2 threads=1 precision=amp_f16 zero=1 steps=20 "

@@ -105,6 +105,34 @@ if(TARGET lesson_11)
   set_tests_properties(fact_11_no_scaler_no_scale fact_11_bf16_trains_where_f16_skips
                        PROPERTIES ENVIRONMENT HG_GEMM_KERNEL=avx2)
 endif()
+# Chapter 12: the memory table the run ends with, where the activations are (13 MiB a block,
+# the rest outside the blocks; the formula without dropout), and a --plan whose shape is the
+# model its Ψ counts (the layers of GPT-3's width would hold 4.35e10 parameters: refused).
+if(TARGET lesson_12)
+  hg_fact(12_memory_table ${_hg_lessons}/12_memory_and_scale/README.md
+          -e "memory on cpu: peak 78.87 MiB" -e "activations          53.97 MiB   53.97 MiB         0 B"
+          -e "total                78.87 MiB           -   12.45 MiB" -x "still being measured"
+          -- $<TARGET_FILE:lesson_12> --steps 2 --warmup 1 --eval-every 2 --eval-batches 1 --sample-chars 1
+             --peak-gflops 1 --threads 2 --run-name fact_12 --overwrite)
+  hg_fact(12_activations_per_block ${_hg_lessons}/12_memory_and_scale/README.md
+          -e "      4     53.97 MiB    16.47 MiB   0.31" -e "      8    105.97 MiB    18.47 MiB   0.17"
+          -r "13.00 MiB a block" -r "2·sbh(32 + 2as/h) = 9.0 MiB" -x "the embeddings' output, the final"
+          -- $<TARGET_FILE:lesson_12> --recompute-table --depths 4 8 --table-steps 1 --threads 2)
+  hg_fact(12_plan_shape_is_the_model ${_hg_lessons}/12_memory_and_scale/README.md
+          -e "activations: 36 layers · sbh(34 + 5as/h), s = 2048, b = 1, h = 4096, a = 32: 34.4 GB per rank"
+          -x "--hidden 12288"
+          -- $<TARGET_FILE:lesson_12> --plan --params 7.5e9 --ranks 64 --layers 36 --hidden 4096 --heads 32
+             --seq 2048 --batch 1)
+endif()
+# Chapter 14: the table's legend says what the program does to an underflowing gradient
+# (flushed to 0), and the README states the FP8 runs' slowdown per machine, not one range.
+if(TARGET lesson_14)
+  hg_fact(14_dy_underflow_is_flushed ${_hg_lessons}/14_fp8/README.md
+          -e "gradient's non-zero values that its E5M2 (HYBRID) cast flushed to 0, over all steps and layers."
+          -x "cast rounded to 0" -x "4–9× slower than BF16 here"
+          -- $<TARGET_FILE:lesson_14> --sections train --runs bf16,delayed --limit-train 256 --limit-test 100
+             --threads 1 --run-name fact_14 --overwrite)
+endif()
 # Chapter 05: what the GPU does with BF16 and TF32 (the GPU part itself needs a CUDA build).
 if(TARGET lesson_05)
   hg_fact(05_gpu_bf16_tf32 ${_hg_lessons}/05_tensor_cores/README.md
@@ -131,4 +159,8 @@ add_test(NAME lesson_diff_08_09_is_the_lesson
                  ${CMAKE_SOURCE_DIR}/lessons)
 add_test(NAME lesson_file_index_matches_sections
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/file_index.sh ${CMAKE_SOURCE_DIR}/lessons)
-set_tests_properties(lesson_diff_08_09_is_the_lesson lesson_file_index_matches_sections PROPERTIES LABELS "lesson")
+# The budgets of DESIGN.md ("Chapters and measurements"): a chapter README at most 450 lines,
+# the top README 250, a chapter's main.cpp 600, no function in lessons/ over 100.
+add_test(NAME lessons_within_budgets COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/budgets.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(lesson_diff_08_09_is_the_lesson lesson_file_index_matches_sections lessons_within_budgets
+                     PROPERTIES LABELS "lesson")

@@ -12,16 +12,16 @@
 #   plan       --plan reproduces ZeRO's figure 1 row (Ψ = 7.5B, N = 64: 120 / 31.4 / 16.6 /
 #              1.9 GB), trains nothing; a --plan flag without --plan, or a bad size (0, past
 #              int64, or bytes past a double's range), exits 2
-#   checkpointing  --checkpointing-table at depths 2 and 6: the same gradient bits with and
-#              without checkpointed blocks, fewer activation bytes with (under a third at
-#              depth 6), no run folder; --activation-checkpointing trains (its memory table's
+#   recompute  --recompute-table at depths 2 and 6: the same gradient bits with and
+#              without recomputed blocks, fewer activation bytes with (under a third at
+#              depth 6), no run folder; --recompute trains (its memory table's
 #              activations below the plain run's); a table flag alone exits 2
 #   files      no file is lost or mixed: --checkpoint over the training text, over another
 #              run's log or into another run's folder, and --resume with --overwrite, are
 #              each refused (exit 2, one line) and leave every file as it was
 #   live       a run folder a live run writes is not taken over by --overwrite (exit 2, naming
 #              the folder and the process); once that run is gone (killed), it is
-#   data       --resume after the --data text changed (same characters, other text) is
+#   data       --resume after the --text file changed (same characters, other text) is
 #              refused, naming the file; with the text it was trained on it resumes
 #   prompt     --prompt '' is refused before any training (exit 2, no run folder)
 #   oversized  a GPT too large for memory (under ulimit -v): exit 1, one line saying how
@@ -39,7 +39,7 @@ while [ $i -lt 30 ]; do
   printf 'the cat sat on the mat. the dog sat on the log. a bird sang in the tree.\n' >>tiny.txt
   i=$((i + 1))
 done
-T="--data tiny.txt --n-layer 1 --n-head 2 --n-embd 16 --block-size 8 --batch-size 4 --warmup 1
+T="--text tiny.txt --n-layer 1 --n-head 2 --n-embd 16 --block-size 8 --batch-size 4 --warmup 1
    --eval-batches 2 --sample-chars 20 --threads 1 --peak-gflops 1"
 
 case "$CASE" in
@@ -125,26 +125,26 @@ plan)
     [ $rc -eq 2 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q -- "$flag" \
       || { echo "$out"; echo "$bad: expected one line naming $flag and exit 2, got exit $rc"; exit 1; }
   done ;;
-checkpointing)
-  out=$("$L" $T --checkpointing-table --depths 2 6 --table-steps 1)
+recompute)
+  out=$("$L" $T --recompute-table --depths 2 6 --table-steps 1)
   echo "$out"
   [ "$(echo "$out" | grep -c 'the same bits$')" -eq 2 ] || { echo "expected the same gradient bits at both depths"; exit 1; }
-  # columns: depth, plain activations (value unit), checkpointed (value unit), ratio, ...
+  # columns: depth, plain activations (value unit), recomputed (value unit), ratio, ...
   echo "$out" | awk '$1 == 2 || $1 == 6 { r[$1] = $6 } END { exit !(r[2] < 1 && r[6] <= 0.34) }' \
-    || { echo "expected fewer activation bytes checkpointed, a third or less at depth 6"; exit 1; }
-  [ ! -d runs ] || { echo "--checkpointing-table wrote a run folder"; exit 1; }
+    || { echo "expected fewer activation bytes recomputed, a third or less at depth 6"; exit 1; }
+  [ ! -d runs ] || { echo "--recompute-table wrote a run folder"; exit 1; }
   act() { sed -n 's/^activations *\([0-9.]*\) \([KM]i*B\|B\).*/\1 \2/p' "$1"; }
   T4=$(echo $T | sed 's/--n-layer 1/--n-layer 4/')
   "$L" $T4 --steps 2 --eval-every 2 --run-name plain >plain.txt
-  "$L" $T4 --steps 2 --eval-every 2 --run-name ckpt --activation-checkpointing >ckpt.txt
-  grep -q "checkpointed blocks" ckpt.txt || { cat ckpt.txt; echo "the model line does not say checkpointed blocks"; exit 1; }
-  a=$(act plain.txt); b=$(act ckpt.txt)
-  echo "activations at the peak: $a plain, $b checkpointed"
+  "$L" $T4 --steps 2 --eval-every 2 --run-name again --recompute >again.txt
+  grep -q "recomputed blocks" again.txt || { cat again.txt; echo "the model line does not say recomputed blocks"; exit 1; }
+  a=$(act plain.txt); b=$(act again.txt)
+  echo "activations at the peak: $a plain, $b recomputed"
   to_b() { awk -v v="$1" -v u="$2" 'BEGIN { m = u == "KiB" ? 1024 : u == "MiB" ? 1048576 : 1; print v * m }'; }
   [ "$(awk -v x="$(to_b $b)" -v y="$(to_b $a)" 'BEGIN { print (x < y) }')" = 1 ] \
-    || { echo "checkpointed training held no fewer activation bytes"; exit 1; }
+    || { echo "recomputed training held no fewer activation bytes"; exit 1; }
   out=$("$L" --depths 4 2>&1) && exit 1
-  echo "$out" | grep -q "belongs to --checkpointing-table" || { echo "$out"; exit 1; } ;;
+  echo "$out" | grep -q "belongs to --recompute-table" || { echo "$out"; exit 1; } ;;
 files)
   A="$T --steps 2 --eval-every 1"
   # refused: exit 2, exactly one line containing $1, no run folder $2 made

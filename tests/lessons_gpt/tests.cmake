@@ -4,7 +4,7 @@
 if(TARGET lesson_12)
   set(_hg_expect ${PROJECT_SOURCE_DIR}/tests/lessons/expect_error.sh)
   set(_hg_l12 ${CMAKE_CURRENT_LIST_DIR}/lesson_12.sh)
-  foreach(case resume accum diverged learns memory plan checkpointing files live data prompt oversized big_resume)
+  foreach(case resume accum diverged learns memory plan recompute files live data prompt oversized big_resume)
     add_test(NAME lesson_12_${case} COMMAND sh ${_hg_l12} $<TARGET_FILE:lesson_12> ${case})
     set_tests_properties(lesson_12_${case} PROPERTIES LABELS "lesson")
   endforeach()
@@ -14,10 +14,10 @@ if(TARGET lesson_12)
   add_test(NAME lesson_12_heads_must_divide_the_width
            COMMAND sh ${_hg_expect} 2 "n_embd" $<TARGET_FILE:lesson_12> --n-embd 30 --n-head 4)
   add_test(NAME lesson_12_missing_data_file
-           COMMAND sh ${_hg_expect} 2 "/nonexistent/corpus.txt" $<TARGET_FILE:lesson_12> --data /nonexistent/corpus.txt)
+           COMMAND sh ${_hg_expect} 2 "/nonexistent/corpus.txt" $<TARGET_FILE:lesson_12> --text /nonexistent/corpus.txt)
   # A file that exists but is not text is a data problem: exit 1, as in chapters 13 and 14.
   add_test(NAME lesson_12_binary_data_file
-           COMMAND sh ${_hg_expect} 1 "$<TARGET_FILE:lesson_12>" $<TARGET_FILE:lesson_12> --data $<TARGET_FILE:lesson_12>)
+           COMMAND sh ${_hg_expect} 1 "$<TARGET_FILE:lesson_12>" $<TARGET_FILE:lesson_12> --text $<TARGET_FILE:lesson_12>)
   add_test(NAME lesson_12_unknown_precision
            COMMAND sh ${_hg_expect} 2 "fp8" $<TARGET_FILE:lesson_12> --precision fp8)
   add_test(NAME lesson_12_warmup_beyond_the_run

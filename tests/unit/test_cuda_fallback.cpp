@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "cuda/gemm/backend.h"
+#include "cuda/runtime/device.h"
 #include "cuda/runtime/memory.h"
 #include "framework/ops/check.h"
 #include "framework/ops/cuda_ops.h"
@@ -59,19 +61,22 @@ TEST_CASE("--device auto falls back to the CPU without a GPU, --device cuda is a
   CHECK(error_of([] { Tensor::zeros({2}).to(Device::CUDA); }) == e);
 }
 
-TEST_CASE("--device and --gemm flags") {
+TEST_CASE("--gemm and --tf32: parsing fills the flags, apply_settings() sets the process") {
   train::CommonFlags f;
-  CHECK(parse(f, {"--device", "auto", "--gemm", "cublas"}) == 0);
+  CHECK(parse(f, {"--device", "auto", "--gemm", "cublas", "--tf32"}) == 0);
   CHECK(f.device == "auto");
   CHECK(f.gemm == "cublas");
-  // every build keeps the setting (one without CUDA never reads it)
-  CHECK(cuda::gemm_backend() == cuda::GemmBackend::Cublas);
-  CHECK(parse(f, {"--gemm", "ladder"}) == 0);
+  CHECK(f.tf32);
+  // parsing alone changes no setting of the process
   CHECK(cuda::gemm_backend() == cuda::GemmBackend::Ladder);
   CHECK_FALSE(cuda::allow_tf32());
-  CHECK(parse(f, {"--tf32"}) == 0);
+  // main() applies them; every build keeps the settings (one without CUDA never reads them)
+  train::apply_settings(f);
+  CHECK(cuda::gemm_backend() == cuda::GemmBackend::Cublas);
   CHECK(cuda::allow_tf32());
-  cuda::set_allow_tf32(false);
+  train::apply_settings(train::CommonFlags{});  // the defaults: the GEMM rungs, no TF32
+  CHECK(cuda::gemm_backend() == cuda::GemmBackend::Ladder);
+  CHECK_FALSE(cuda::allow_tf32());
   train::CommonFlags g;
   CHECK(parse(g, {"--gemm", "magma"}) != 0);  // a bad value: CLI11 refuses it (exit code 2 in main)
   CHECK(g.gemm == "ladder");

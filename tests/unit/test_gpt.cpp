@@ -304,11 +304,11 @@ TEST_CASE("GPT: bad configurations and inputs are named") {
   CHECK(error_of([&] { model.forward(std::vector<int32_t>{0, 10}, 1, 2); }).find("embedding: id 10 at position 1") == 0);
 }
 
-// --activation-checkpointing (GPTConfig::checkpoint_blocks): every block under hg::checkpoint.
+// --recompute (GPTConfig::recompute_blocks): every block under hg::recompute.
 // The loss and every gradient are the same bits as without it — with dropout on, so the
 // recomputation must draw the same masks — under F32 and under BF16 autocast; and the
 // activations the step holds at its peak shrink from every block's to about one block's.
-TEST_CASE("GPT: checkpointed blocks give the same loss and gradient bits, for a third of the activations") {
+TEST_CASE("GPT: recomputed blocks give the same loss and gradient bits, for a third of the activations") {
   nn::GPTConfig cfg;
   cfg.n_layer = 6;
   cfg.n_head = 2;
@@ -328,9 +328,9 @@ TEST_CASE("GPT: checkpointed blocks give the same loss and gradient bits, for a 
       std::vector<std::vector<float>> grads;
       int64_t activation_peak;
     };
-    auto run = [&](bool checkpointed) {
+    auto run = [&](bool recomputed) {
       nn::GPTConfig c = cfg;
-      c.checkpoint_blocks = checkpointed;
+      c.recompute_blocks = recomputed;
       Generator gen(9);  // same weights and the same dropout masks in both models
       nn::GPT model(c, gen);
       hg::memory::reset_peak();
@@ -346,7 +346,7 @@ TEST_CASE("GPT: checkpointed blocks give the same loss and gradient bits, for a 
     };
     const Result plain = run(false), ckpt = run(true);
     INFO(std::string(dtype_name(low)) << ": activations " << plain.activation_peak << " B without, " << ckpt.activation_peak
-                         << " B with checkpointed blocks");
+                         << " B with recomputed blocks");
     CHECK(ckpt.loss == plain.loss);
     REQUIRE(ckpt.grads.size() == plain.grads.size());
     for (size_t i = 0; i < plain.grads.size(); ++i) CHECK(ckpt.grads[i] == plain.grads[i]);

@@ -64,14 +64,23 @@ TEST_CASE("formulas: ZeRO figure 1, Ψ = 7.5B, N = 64: 120 / 31.4 / 16.6 / 1.9 G
 }
 
 TEST_CASE("formulas: the plan adds the activation term to every stage") {
-  // 24 layers of GPT-3's width, s = 2048, b = 1: 24 · 2,868,903,936 = 68.85 GB per rank.
+  // A shape of about 7.5B parameters: 36 layers of width 4096 hold 12·36·4096² = 7.25e9, the
+  // rest is the embeddings. s = 2048, b = 1: 36 · 2048·4096·(34 + 5·32·2048/4096) = 36 ·
+  // 956,301,312 = 34.43 GB per rank.
   const std::string table =
-      hg::memory::plan_table({.params = 7.5e9, .ranks = 64, .layers = 24, .hidden = 12288, .heads = 96,
+      hg::memory::plan_table({.params = 7.5e9, .ranks = 64, .layers = 36, .hidden = 4096, .heads = 32,
                               .seq = 2048, .batch = 1});
   INFO(table);
-  CHECK(table.find("68.9 GB") != std::string::npos);          // the activation column
-  CHECK(table.find("188.9 GB") != std::string::npos);         // baseline 120 + 68.85
-  CHECK(table.find("70.7 GB") != std::string::npos);          // stage 3: 1.875 + 68.85
+  CHECK(table.find("34.4 GB") != std::string::npos);          // the activation column
+  CHECK(table.find("154.4 GB") != std::string::npos);         // baseline 120 + 34.43
+  CHECK(table.find("36.3 GB") != std::string::npos);          // stage 3: 1.875 + 34.43
+}
+
+TEST_CASE("formulas: the plan refuses a shape that is another model than --params") {
+  // GPT-3 175B's width with Ψ = 7.5B: 12·24·12288² = 4.35e10 parameters in the layers alone.
+  CHECK_THROWS_WITH(hg::memory::plan_table({.params = 7.5e9, .ranks = 64, .layers = 24, .hidden = 12288, .heads = 96,
+                                            .seq = 2048, .batch = 1}),
+                    doctest::Contains("12·L·h² = 4.35e+10 parameters, more than --params 7.5e+09"));
 }
 
 TEST_CASE("formulas: the plan refuses bad sizes, naming the flag") {
@@ -91,10 +100,11 @@ TEST_CASE("formulas: the plan prints a number on every row, or refuses the sizes
   // 16 · 5e307 bytes is past a double's range: refused, naming --params and its limit.
   CHECK_THROWS_WITH(hg::memory::plan_table({.params = 5e307, .ranks = 64}), doctest::Contains("--params"));
   CHECK_THROWS_WITH(hg::memory::plan_table({.params = 1e19, .ranks = 64}), doctest::Contains("1e+18"));
-  // The largest sizes accepted print finite numbers in every column.
+  // The largest sizes accepted print finite numbers in every column (the shape's layers must
+  // fit in Ψ: 12·1·(2^28)² = 8.6e17 <= 1e18).
   const int64_t most = std::numeric_limits<int64_t>::max();
   const std::string table = hg::memory::plan_table(
-      {.params = 1e18, .ranks = most, .layers = most, .hidden = most, .heads = 1, .seq = most, .batch = most});
+      {.params = 1e18, .ranks = most, .layers = 1, .hidden = int64_t(1) << 28, .heads = 1, .seq = most, .batch = most});
   INFO(table);
   CHECK(table.find("inf") == std::string::npos);
   CHECK(table.find("nan") == std::string::npos);

@@ -8,7 +8,7 @@
 #include <new>
 #include <stdexcept>
 
-#include "framework/autograd/checkpoint.h"
+#include "framework/autograd/recompute.h"
 #include "framework/autograd/grad_mode.h"
 #include "framework/memory/formulas.h"
 #include "framework/memory/report.h"
@@ -37,7 +37,7 @@ void GPTConfig::validate() const {
 std::string GPTConfig::str() const {
   return fmt::format("n_layer {}, n_head {}, n_embd {}, block_size {}, vocab {}, dropout {}, {}{}{}", n_layer,
                      n_head, n_embd, block_size, vocab_size, dropout, tied ? "tied head" : "untied head",
-                     checkpoint_blocks ? ", checkpointed blocks" : "",
+                     recompute_blocks ? ", recomputed blocks" : "",
                      fp8 ? fmt::format(", FP8 projections ({} scaling)", fp8::recipe_name(fp8->recipe)) : "");
 }
 
@@ -170,7 +170,7 @@ std::string gpt_memory_needs(const GPTConfig& c, int64_t batch) {
 // ---- the transformer and the model ----------------------------------------------------------
 
 GPTTransformer::GPTTransformer(const GPTConfig& c, Generator& gen)
-    : dropout_(c.dropout), checkpoint_blocks_(c.checkpoint_blocks), gen_(gen) {
+    : dropout_(c.dropout), recompute_blocks_(c.recompute_blocks), gen_(gen) {
   wte = register_module("wte", std::make_shared<Embedding>(c.vocab_size, c.n_embd, gen));
   wpe = register_module("wpe", std::make_shared<Embedding>(c.block_size, c.n_embd, gen));
   {
@@ -197,13 +197,13 @@ Tensor GPTTransformer::forward(const std::vector<int32_t>& ids, int64_t B, int64
   Tensor x = dropout(add(tok, pos), dropout_, is_training(), gen_);
   for (size_t i = 0; i < h->size(); ++i) {
     Module& block = (*h)[i];
-    if (!checkpoint_blocks_) {
+    if (!recompute_blocks_) {
       x = block.forward(x);
       continue;
     }
     // Keep x only; backward runs the block again (with the same dropout masks: gen_ is
     // rewound) and backpropagates through that fresh graph at once.
-    x = checkpoint([&block](const std::vector<Tensor>& in) { return block.forward(in[0]); }, {x}, &gen_);
+    x = recompute([&block](const std::vector<Tensor>& in) { return block.forward(in[0]); }, {x}, &gen_);
   }
   return ln_f->forward(x);                         // (B, T, C)
 }

@@ -66,10 +66,10 @@ struct GPTConfig {
   int64_t vocab_size = 0;    // from the corpus
   double dropout = 0.0;
   bool tied = true;          // the LM head reuses the token embedding (GPT-2); false: lm_head.weight
-  // Activation checkpointing per block (hg::checkpoint, framework/autograd/checkpoint.h): a
+  // Activation recomputation per block (hg::recompute, framework/autograd/recompute.h): a
   // block keeps only its input for backward and is run again there. Same gradients, bit for
   // bit; the activations of one block at a time instead of all n_layer; one more forward.
-  bool checkpoint_blocks = false;
+  bool recompute_blocks = false;
   // FP8 training (chapter 14): the blocks' projections in FP8 under this recipe; unset: Linear.
   std::optional<fp8::RecipeConfig> fp8;
   // Throws std::invalid_argument naming the field: sizes ≥ 1, n_embd a multiple of n_head,
@@ -133,7 +133,7 @@ class GPTTransformer : public Module {
 
  private:
   double dropout_;
-  bool checkpoint_blocks_;
+  bool recompute_blocks_;
   Generator& gen_;
 };
 

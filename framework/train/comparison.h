@@ -1,12 +1,12 @@
 #pragma once
-// The report of the precision ladder, chapters 06–09.
+// The report of the comparison chapters 06–09: one MLP trained in several precisions.
 //
 // Each of these chapters trains the same MLP, on the same seed and batches, in several
 // precisions — fp32, fp16_naive (06), master_weights (07), static_scale (08),
 // dynamic_scale (09) — and compares them. The training step is each chapter's lesson and
 // stays in its main.cpp; what they all print about a run is written once, here:
 //
-//   LadderRun r;                          one run's results
+//   ComparisonRun r;                          one run's results
 //   r.grads.add(h);                       every logged gradient histogram (GradTally)
 //   end_of_epoch(r, model, ..., log);     evaluate on the test set, log, one line
 //   print_comparison(runs);               the table: accuracy, F1, loss, underflow, lost updates
@@ -40,8 +40,8 @@ struct GradTally {
   double lost_updates() const { return lost_samples ? lost_sum / double(lost_samples) : 0; }
 };
 
-// One run of a ladder chapter.
-struct LadderRun {
+// One run of a comparison chapter.
+struct ComparisonRun {
   std::string precision;  // fp32, fp16_naive, master_weights, static_scale, dynamic_scale
   double test_accuracy = 0, macro_f1 = 0, last_loss = 0, seconds_per_epoch = 0;
   GradTally grads;
@@ -68,18 +68,18 @@ GradientPlace where_gradients_sit(const std::vector<std::vector<amp::GradHistogr
 
 // After an epoch: the test accuracy and macro F1 of the model, with the images fed as `how`
 // says (an F16 model takes F16 images); two scalars in the log and one printed line.
-void end_of_epoch(LadderRun& r, nn::Module& model, const data::ImageDataset& test, const PredictOptions& how,
+void end_of_epoch(ComparisonRun& r, nn::Module& model, const data::ImageDataset& test, const PredictOptions& how,
                   io::RunLog& log, int64_t step, int epoch, double seconds_per_epoch);
 
 // "== 3. comparison ==" and one row per run (a diverged run: its step and cause).
-void print_comparison(const std::vector<LadderRun>& runs);
+void print_comparison(const std::vector<ComparisonRun>& runs);
 // The F16 gradients as backward produced them (times S): first and last S, the median
 // exponent, zeros, overflow, steps that overflowed and steps skipped, whether it stayed finite.
-void print_gradient_place(const std::vector<LadderRun>& runs);
+void print_gradient_place(const std::vector<ComparisonRun>& runs);
 // Every change of the scale of a run, with why (09's sawtooth).
-void print_scale_changes(const LadderRun& r);
+void print_scale_changes(const ComparisonRun& r);
 // The legend, the run folders, a RESULT line per run that finished; returns the program's
 // exit code: kExitDiverged when a run diverged, else 0.
-int print_footer(const std::string& model, int epochs, const std::vector<LadderRun>& runs);
+int print_footer(const std::string& model, int epochs, const std::vector<ComparisonRun>& runs);
 
 }  // namespace hg::train

@@ -1,4 +1,4 @@
-#include "framework/autograd/checkpoint.h"
+#include "framework/autograd/recompute.h"
 
 #include <optional>
 
@@ -19,7 +19,7 @@ struct EnableGradGuard {
 };
 }  // namespace
 
-Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs, Generator* rng) {
+Tensor recompute(const RecomputeFn& fn, const std::vector<Tensor>& inputs, Generator* rng) {
   if (!grad_enabled()) return fn(inputs);
   const uint64_t rng_before = rng ? rng->state() : 0;  // the masks fn is about to draw
   Tensor out;
@@ -34,7 +34,7 @@ Tensor checkpoint(const CheckpointFn& fn, const std::vector<Tensor>& inputs, Gen
   const DType region_dtype = amp::autocast_dtype();
 
   // Recorded even when no input requires a gradient: the parameters inside fn do.
-  return attach_node("checkpoint", out, inputs,
+  return attach_node("recompute", out, inputs,
                      [fn, inputs, autocast_on, region_dtype, rng, rng_before](const Tensor& dy,
                                                                              const NeedsGrad& needs) {
     // Leaves for the recomputation: same storage, no history; their .grad collects dL/dx.

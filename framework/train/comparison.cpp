@@ -1,4 +1,4 @@
-#include "framework/train/ladder.h"
+#include "framework/train/comparison.h"
 
 #include <cmath>
 #include <cstdio>
@@ -50,7 +50,7 @@ GradientPlace where_gradients_sit(const std::vector<std::vector<amp::GradHistogr
   return w;
 }
 
-void end_of_epoch(LadderRun& r, nn::Module& model, const data::ImageDataset& test, const PredictOptions& how,
+void end_of_epoch(ComparisonRun& r, nn::Module& model, const data::ImageDataset& test, const PredictOptions& how,
                   io::RunLog& log, int64_t step, int epoch, double seconds_per_epoch) {
   const eval::Report rep = eval::classification_report(test.labels, predict(model, test, how), test.num_classes);
   r.test_accuracy = rep.accuracy;
@@ -61,7 +61,7 @@ void end_of_epoch(LadderRun& r, nn::Module& model, const data::ImageDataset& tes
               r.last_loss, rep.accuracy, seconds_per_epoch);
 }
 
-void print_comparison(const std::vector<LadderRun>& runs) {
+void print_comparison(const std::vector<ComparisonRun>& runs) {
   std::printf("\n== 3. comparison ==\n");
   std::printf("%-15s %9s %9s %10s %11s %10s %12s %9s\n", "precision", "test acc", "macro F1", "last loss",
               "grad<2^-24", "grad==0", "lost updates", "s/epoch");
@@ -72,7 +72,7 @@ void print_comparison(const std::vector<LadderRun>& runs) {
                      100 * r.grads.zero_fraction(), 100 * r.grads.lost_updates(), r.seconds_per_epoch);
 }
 
-void print_gradient_place(const std::vector<LadderRun>& runs) {
+void print_gradient_place(const std::vector<ComparisonRun>& runs) {
   std::printf("\nwhere the F16 gradients sit (as backward produced them, i.e. times S):\n");
   std::printf("%-15s %10s %10s %15s %11s %11s %10s %8s %7s\n", "precision", "first S", "last S",
               "median log2|g|", "==0 in F16", ">65504/inf", "overflowed", "skipped", "finite");
@@ -91,7 +91,7 @@ void print_gradient_place(const std::vector<LadderRun>& runs) {
                 "NaN, or none was logged)\n");
 }
 
-void print_scale_changes(const LadderRun& r) {
+void print_scale_changes(const ComparisonRun& r) {
   std::printf("\nthe scale over time (every change; log2 S):\n");
   for (size_t i = 0; i < r.scales.size(); ++i)
     if (i == 0 || r.scales[i] != r.scales[i - 1])
@@ -101,7 +101,7 @@ void print_scale_changes(const LadderRun& r) {
                                                          : "");
 }
 
-int print_footer(const std::string& model, int epochs, const std::vector<LadderRun>& runs) {
+int print_footer(const std::string& model, int epochs, const std::vector<ComparisonRun>& runs) {
   std::printf("\ngrad<2^-24: gradient values below F16's smallest subnormal, 2^-24 (in F16 those up to "
               "2^-25 round to 0, the others up to 2^-24)\n"
               "lost updates: elements with a non-zero gradient whose weight did not change\n"
