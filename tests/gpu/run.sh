@@ -263,7 +263,7 @@ fi
 if [ $QUICK -eq 0 ]; then
   for prec in fp32 amp_f16; do
     step "chapter12-$prec" "$CH_LOG" 15 "$BIN/lesson_12" --device cuda --precision "$prec" \
-      --data "$ROOT/lessons/12_memory_and_scale/README.md" --steps 40 --warmup 5 --eval-every 20 --eval-batches 2 \
+      --text "$ROOT/lessons/12_memory_and_scale/README.md" --steps 40 --warmup 5 --eval-every 20 --eval-batches 2 \
       --sample-chars 80 --run-name "gpu12_${prec}_$stamp"
   done
 fi
