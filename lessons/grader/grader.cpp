@@ -282,6 +282,14 @@ std::string see(const char* heading, const char* chapter_slug) {
   return format("(README: \"%s\")", heading);
 }
 
+std::string first_wrong(std::initializer_list<std::function<std::string()>> parts) {
+  for (const auto& part : parts) {
+    std::string why = part();
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
 double rel_diff(double a, double b) {
   return std::fabs(a - b) / std::max(std::fabs(b), 1e-300);
 }

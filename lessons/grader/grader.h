@@ -90,6 +90,7 @@
 #include <cstring>
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -332,6 +333,13 @@ class Grader {
     std::shuffle(v.begin(), v.end(), r);
   }
 
+  // fn(c) for every case c, in one child, called in an order drawn from stream `stream`;
+  // the answers come back in the order of `cases`, so that the check explains the first wrong
+  // one of its own list. (A bool answer travels as char: std::vector<bool> has no bytes.)
+  template <class Case, class Fn>
+  auto answers(const std::vector<Case>& cases, uint64_t stream, Fn fn)
+      -> std::vector<std::invoke_result_t<Fn&, const Case&>>;
+
  private:
   template <class T>
   friend class Running;
@@ -399,6 +407,28 @@ Running<std::invoke_result_t<Fn&>> Grader::start(Fn&& fn) {
 template <class Fn>
 auto Grader::run(Fn&& fn) -> std::invoke_result_t<Fn&> {
   return start(fn).get();
+}
+
+template <class V>
+V sized(V v, size_t n);
+
+template <class Case, class Fn>
+auto Grader::answers(const std::vector<Case>& cases, uint64_t stream, Fn fn)
+    -> std::vector<std::invoke_result_t<Fn&, const Case&>> {
+  using R = std::invoke_result_t<Fn&, const Case&>;
+  static_assert(!std::is_same_v<R, bool>, "return char: std::vector<bool> cannot travel");
+  std::vector<size_t> order(cases.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  shuffle(order, stream);
+  const std::vector<R> asked = sized(run([&] {
+    std::vector<R> out;
+    out.reserve(cases.size());
+    for (size_t i : order) out.push_back(fn(cases[i]));
+    return out;
+  }), cases.size());
+  std::vector<R> in_order(cases.size());
+  for (size_t k = 0; k < order.size(); ++k) in_order[order[k]] = asked[k];
+  return in_order;
 }
 
 // v, when it has n elements; else throws Failed. What comes back from a child is data the
@@ -494,6 +524,11 @@ std::optional<WrongFloat> first_wrong_float(Grader& g, int64_t stride, Learner l
   }
   return std::nullopt;
 }
+
+// The first wrong answer among the parts of one check ("" when every part is right), each
+// part run only when those before it were right: the hand-picked inputs, whose explanations
+// are the clearest, then the inputs drawn from the seed.
+std::string first_wrong(std::initializer_list<std::function<std::string()>> parts);
 
 // Formats like printf into a std::string (for the explanations).
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
