@@ -111,3 +111,18 @@ if(TARGET exercise_01_solved AND TARGET exercise_02_untouched AND TARGET exercis
                    $<TARGET_FILE:exercise_wrong_12_writes_result> $<TARGET_FILE:exercises_report_check>)
   set_tests_properties(lab_check_command PROPERTIES LABELS "exercise")
 endif()
+
+# The teacher's side. ./lab class grade on five students' submissions (class_grade.sh says
+# what is checked), with the graders above standing in for the ones it builds.
+if(TARGET exercise_01_solved AND TARGET exercise_wrong_01_calls_framework AND TARGET exercise_wrong_01_diagonal_only
+   AND TARGET exercise_02_untouched)
+  add_test(NAME lab_class_grade
+           COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/class_grade.sh ${PROJECT_SOURCE_DIR}/lab ${PROJECT_SOURCE_DIR}
+                   $<TARGET_FILE:exercise_01_solved> $<TARGET_FILE:exercise_wrong_01_calls_framework>
+                   $<TARGET_FILE:exercise_wrong_01_diagonal_only> $<TARGET_FILE:exercise_02_untouched>)
+  set_tests_properties(lab_class_grade PROPERTIES LABELS "exercise")
+endif()
+# The student edition, ./lab reset and ./lab class hand-in (class_copy.sh says what is checked).
+add_test(NAME lab_class_student_copy_reset_hand_in
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/class_copy.sh ${PROJECT_SOURCE_DIR})
+set_tests_properties(lab_class_student_copy_reset_hand_in PROPERTIES LABELS "exercise")
