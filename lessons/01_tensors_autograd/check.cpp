@@ -1,7 +1,8 @@
 // Grades the chapter 01 exercise (softmax_backward in exercise.cpp).
 //
-// For several shapes the learner's dx is compared with finite differences of the forward
-// pass, the ground truth that needs no backward code at all:
+// For several shapes, on inputs drawn from this grading's seed, the learner's dx is compared
+// with finite differences of the forward pass, the ground truth that needs no backward code
+// at all:
 //   L(x) = Σ dy ⊙ softmax(x)      ∂L/∂x[i] ≈ (L(x + h·e_i) − L(x − h·e_i)) / 2h,  h = 1e-6, F64
 // When it is wrong, the answer is compared with the mistakes one makes on the way (only
 // the diagonal of the Jacobian, a missing factor, a sign, rows mixed up) to say which.
@@ -95,9 +96,10 @@ std::string which_mistake(const Matrix& got, const Matrix& y, const Matrix& dy, 
 }
 
 // Grades one shape; dy of row `constant_row` (if >= 0) is the same number in every column.
+// The inputs are drawn from stream `stream` of the grading's seed.
 std::string grade(grader::Grader& g, int64_t rows, int64_t cols, double logit_scale, int64_t constant_row,
-                  uint32_t seed) {
-  std::mt19937 rng(seed);
+                  uint64_t stream) {
+  std::mt19937_64 rng = g.rng(stream);
   std::normal_distribution<double> normal(0.0, 1.0);
   Matrix x(rows * cols), dy(rows * cols);
   for (double& v : x) v = logit_scale * normal(rng);
@@ -132,11 +134,16 @@ std::string grade(grader::Grader& g, int64_t rows, int64_t cols, double logit_sc
 
 int main(int argc, char** argv) {
   grader::Grader g({"01", "the backward of softmax", "01_tensors_autograd", "Exercise"}, argc, argv);
+  // The exercise is arithmetic on vectors: no function of halfgrad has a place in it, and
+  // several would do the work (softmax and autograd, or exp, sum and div with run_backward).
   g.own_code_only({{"hg::softmax", "the engine's softmax, whose backward autograd would run"},
                    {"hg::log_softmax", "the engine's log-softmax, whose backward autograd would run"},
                    {"hg::cross_entropy", "the engine's fused softmax + cross-entropy"},
                    {"hg::Tensor::backward", "autograd, which runs the engine's own softmax backward"},
-                   {"hg::backward", "autograd, which runs the engine's own softmax backward"}});
+                   {"hg::run_backward", "autograd, which runs the backward of every op for you"},
+                   {"hg::Tensor::requires_grad_", "autograd, which records the ops for their backward"},
+                   {"hg::", "a function of halfgrad: this exercise is written with plain arithmetic on the "
+                            "vectors, and halfgrad's ops with autograd would compute the answer"}});
   g.check("one row of two numbers", [&] { return grade(g, 1, 2, 1.0, -1, 1); });
   g.check("one row of seven numbers", [&] { return grade(g, 1, 7, 1.0, -1, 2); });
   g.check("three rows of four: each row is its own softmax", [&] { return grade(g, 3, 4, 1.0, -1, 3); });

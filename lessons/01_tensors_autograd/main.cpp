@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "framework/autograd/graph_print.h"
+#include "framework/cpu/wait_policy.h"
 #include "framework/io/atomic_file.h"
 #include "framework/ops/ops.h"
 #include "framework/tensor/tensor.h"
@@ -101,6 +102,7 @@ void print_row(const char* what, const std::vector<double>& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hg::set_omp_wait_policy(argv);  // idle threads sleep, also when run directly (wait_policy.h)
   CLI::App app{"halfgrad chapter 01: a small graph, its gradient by hand, by autograd and by finite differences"};
   uint64_t seed = 0;
   double h = 1e-5;  // near the smallest error: see section 5

@@ -1,6 +1,7 @@
 // Grades the chapter 02 exercise (linear_backward in exercise.cpp).
 //
-// For several shapes, with random F64 inputs, the learner's dX, dW, db are compared with
+// For several shapes, with random F64 inputs drawn from this grading's seed, the learner's
+// dX, dW, db are compared with
 // finite differences of the forward pass (the ground truth, needs no backward at all):
 // for L = Σ dY ⊙ Y(X, W, b), ∂L/∂θ ≈ (L(θ + h) − L(θ − h)) / 2h for every number θ.
 // One check per gradient, over every shape; a wrong one is compared with the usual wrong
@@ -122,11 +123,18 @@ std::string judge(const char* name, const char* of, const hg::Shape& want_shape,
 
 int main(int argc, char** argv) {
   grader::Grader g({"02", "the backward pass of a linear layer", "02_fp32_training", "Exercise"}, argc, argv);
+  // The engine's ops compute the three products; what must not run is autograd, which would
+  // apply the engine's own backward of each (any way into it: a tensor that records its ops,
+  // the backward pass, the gradients it leaves, the nodes of the graph).
   g.own_code_only({{"hg::linear", "the engine's linear op, whose backward autograd would run"},
-                   {"hg::nn::Linear::", "the engine's Linear layer"},
+                   {"hg::nn::", "the engine's layers, whose backward autograd would run"},
                    {"hg::Tensor::backward", "autograd, which runs the engine's own linear backward"},
-                   {"hg::backward", "autograd, which runs the engine's own linear backward"}});
-  hg::Generator gen(2024);
+                   {"hg::run_backward", "autograd, which runs the engine's own backward of every op"},
+                   {"hg::Tensor::requires_grad_", "autograd, which records the ops for their backward"},
+                   {"hg::Tensor::grad", "the gradient autograd leaves"},
+                   {"hg::Tensor::grad_fn", "the autograd graph, whose nodes hold the engine's backward"},
+                   {"hg::Node", "the autograd graph, whose nodes hold the engine's backward"}});
+  hg::Generator gen(g.seed_for(1));
   std::vector<Problem> problems;
   for (const Case& c : kCases) problems.push_back(make_problem(c, gen));
   // The learner's gradients for every shape, in one child, at the first check; a failure

@@ -21,6 +21,7 @@
 
 #include "datasets/fashion_mnist.h"
 #include "datasets/paths.h"
+#include "framework/cpu/wait_policy.h"
 #include "framework/data/loader.h"
 #include "framework/eval/metrics.h"
 #include "framework/io/progress.h"
@@ -193,6 +194,7 @@ ModelResult train_model(const std::string& model_name, const hg::train::CommonFl
 }  // namespace
 
 int main(int argc, char** argv) {
+  hg::set_omp_wait_policy(argv);  // idle threads sleep, also when run directly (wait_policy.h)
   // ---- 1. flags (every value is checked here, before any data is read) -------------------------
   CLI::App app{"halfgrad chapter 02: FP32 training of an MLP and a CNN on FashionMNIST"};
   hg::train::CommonFlags flags;  // defaults: batch 128, SGD lr 0.05, momentum 0.9

@@ -1,7 +1,9 @@
 // Grades the chapter 03 exercise (coalesced_element, warp_sum, block_sum in exercise.cpp).
 //
 // The grid is emulated: blocks and threads become loops, and the learner's map is asked for
-// the element of every thread. Coverage (each element of C exactly once) and coalescing
+// the element of every thread. Each check runs on hand-picked inputs first (what a wrong
+// answer is explained with), then on inputs drawn from this grading's seed: a C of another
+// size, other warps, other values. Coverage (each element of C exactly once) and coalescing
 // (128-byte lines touched by one warp's store) are counted. The warp sum runs on the
 // emulated shuffle of exercise.h, which counts its calls; sums of small integers must be
 // exact, sums of random floats within the F32 bound γ_n·Σ|x| of the exact sum, and the
@@ -61,21 +63,22 @@ std::string coverage(grader::Grader& g, int M, int N) {
   return "";
 }
 
-std::string coalescing(grader::Grader& g) {
+// The warps ty of blocks (bx, by), bx in bxs, by in bys, ty in tys: 8 warps.
+std::string coalescing(grader::Grader& g, const int (&bxs)[2], const int (&bys)[2], const int (&tys)[2]) {
   const int N = 1024;
-  // The learner's map for the 32 lanes of warp ty of blocks (0|7, 0|5), lane by lane.
-  const std::vector<Element> mapped = grader::sized(g.run([] {
+  // The learner's map for the 32 lanes of each warp, lane by lane.
+  const std::vector<Element> mapped = grader::sized(g.run([&] {
     std::vector<Element> out;
-    for (int by : {0, 5})
-      for (int bx : {0, 7})
-        for (int ty : {0, 3})
+    for (int by : bys)
+      for (int bx : bxs)
+        for (int ty : tys)
           for (int tx = 0; tx < 32; ++tx) out.push_back(coalesced_element(bx, by, tx, ty, kBdx, kBdy));
     return out;
   }), 8 * 32);
   size_t warp = 0;
-  for (int by : {0, 5})
-    for (int bx : {0, 7})
-      for (int ty : {0, 3}) {
+  for (int by : bys)
+    for (int bx : bxs)
+      for (int ty : tys) {
         const Element* lane = &mapped[32 * warp++];
         std::vector<long> lines;
         Element first = lane[0];
@@ -186,18 +189,38 @@ std::vector<float> random_floats(int n, uint32_t seed) {
 int main(int argc, char** argv) {
   grader::Grader g({"03", "a thread map and a warp-shuffle reduction", "03_cuda_kernels", "1. Threads, blocks, warps"}, argc, argv);
   g.own_code_only({{"hg::cuda::gemm::coalesced_coord", "the ladder's own rung-02 map (cuda/gemm/layout.h)"},
-                   {"hg::cuda::gemm::naive_coord", "the ladder's own rung-01 map (cuda/gemm/layout.h)"}});
-  g.check("every element of C (100 x 70, and 1024 x 1024) is computed by exactly one thread",
-          [&] { std::string why = coverage(g, 100, 70); return why.empty() ? coverage(g, 1024, 1024) : why; });
-  g.check("a warp's 32 lanes store 32 consecutive floats of one row (one 128-byte line)",
-          [&] { return coalescing(g); });
-  g.check("warp_sum of small integers: every lane holds the exact sum",
-          [&] { return check_warp(g, small_integers(32, 1), true); });
-  g.check("warp_sum of random floats: every lane the same bits, within the F32 bound",
-          [&] { return check_warp(g, random_floats(32, 2), false); });
+                   {"hg::cuda::gemm::naive_coord", "the ladder's own rung-01 map (cuda/gemm/layout.h)"},
+                   {"hg::", "a function of halfgrad: this exercise is index arithmetic and additions"}});
+  // Each check: the hand-picked inputs, then the drawn ones (the first wrong answer is said).
+  using grader::first_wrong;
+  auto drawn = [&](uint64_t stream) { return uint32_t(g.seed_for(stream)); };
+  g.check("every element of C (100 x 70, and 1024 x 1024) is computed by exactly one thread", [&] {
+    std::mt19937_64 rng = g.rng(1);
+    const int M = 60 + int(rng() % 81), N = 40 + int(rng() % 61);  // edges that cut blocks, mostly
+    return first_wrong({[&] { return coverage(g, 100, 70); }, [&] { return coverage(g, M, N); },
+                        [&] { return coverage(g, 1024, 1024); }});
+  });
+  g.check("a warp's 32 lanes store 32 consecutive floats of one row (one 128-byte line)", [&] {
+    std::mt19937_64 rng = g.rng(2);
+    const int bxs[2] = {1 + int(rng() % 31), 1 + int(rng() % 31)};
+    const int bys[2] = {1 + int(rng() % 127), 1 + int(rng() % 127)};
+    const int tys[2] = {int(rng() % 4), 4 + int(rng() % 4)};
+    return first_wrong({[&] { return coalescing(g, {0, 7}, {0, 5}, {0, 3}); },
+                        [&] { return coalescing(g, bxs, bys, tys); }});
+  });
+  g.check("warp_sum of small integers: every lane holds the exact sum", [&] {
+    return first_wrong({[&] { return check_warp(g, small_integers(32, 1), true); },
+                        [&] { return check_warp(g, small_integers(32, drawn(3)), true); }});
+  });
+  g.check("warp_sum of random floats: every lane the same bits, within the F32 bound", [&] {
+    return first_wrong({[&] { return check_warp(g, random_floats(32, 2), false); },
+                        [&] { return check_warp(g, random_floats(32, drawn(4)), false); }});
+  });
   g.check("block_sum of 256 values (small integers exact; random floats within the F32 bound)", [&] {
-    std::string why = check_block(g, small_integers(256, 3), true);
-    return why.empty() ? check_block(g, random_floats(256, 4), false) : why;
+    return first_wrong({[&] { return check_block(g, small_integers(256, 3), true); },
+                        [&] { return check_block(g, random_floats(256, 4), false); },
+                        [&] { return check_block(g, small_integers(256, drawn(5)), true); },
+                        [&] { return check_block(g, random_floats(256, drawn(6)), false); }});
   });
   return g.finish();
 }

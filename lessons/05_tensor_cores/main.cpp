@@ -36,6 +36,7 @@
 #include "cuda/gemm/validate.h"
 #include "framework/cpu/bf16_units.h"
 #include "framework/cpu/gemm.h"
+#include "framework/cpu/wait_policy.h"
 #include "framework/dtype/bfloat16.h"
 #include "framework/dtype/half.h"
 #include "framework/dtype/tf32.h"
@@ -441,6 +442,7 @@ void cpu_tensor_cores() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hg::set_omp_wait_policy(argv);  // idle threads sleep, also when run directly (wait_policy.h)
   CLI::App app{"Chapter 05: tensor cores — F16, BF16 and TF32 numerics, WMMA, the rungs 05-08"};
   HG_PARSE_FLAGS(app, argc, argv);  // no flags but --help: anything else is one line, exit code 2
   one_fragment();

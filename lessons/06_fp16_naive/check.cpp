@@ -4,9 +4,13 @@
 // (hg::encode from a double: w − u is exact in F64 whenever it lies near a tie) and compare
 // with w. The cases go from the chapter's own numbers to every F16 weight; a wrong answer is
 // explained by what kind of case it is (a tie, a power of two stepped towards zero, a
-// subnormal, an overflow, or the plain half-spacing rule).
+// subnormal, an overflow, or the plain half-spacing rule). Besides the hand-picked steps,
+// every check asks steps of sizes drawn from this grading's seed, and asks all of its cases
+// in an order drawn from it: a table of one grading's answers, or a file of them replayed in
+// call order, answers the next one wrong.
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -70,13 +74,9 @@ std::string explain(const Case& c, bool got) {
          see("## Exercise");
 }
 
-// The learner's answers for `cases`, from one child.
-std::vector<char> answers(grader::Grader& g, const std::vector<Case>& cases) {
-  return grader::sized(g.run([&] {
-    std::vector<char> out;
-    for (const Case& c : cases) out.push_back(update_is_lost(c.w, c.u));
-    return out;
-  }), cases.size());
+// The learner's answers for `cases`, from one child, asked in an order drawn from `stream`.
+std::vector<char> answers(grader::Grader& g, const std::vector<Case>& cases, uint64_t stream = 0) {
+  return g.answers(cases, stream, [](const Case& c) { return char(update_is_lost(c.w, c.u)); });
 }
 
 // Does the learner's answer depend on u at all? (The TODO as shipped does not.)
@@ -105,12 +105,12 @@ std::string fixed_threshold_probe(grader::Grader& g) {
   return "";
 }
 
-std::string grade(grader::Grader& g, const std::vector<Case>& cases) {
+std::string grade(grader::Grader& g, const std::vector<Case>& cases, uint64_t stream) {
   if (ignores_u(g))
     return "Your answer is the same for a step of 0.001 and a step of 100 on w = 2048, and for 1e-8 and "
            "0.5 on w = 1: it does not look at u. Still the TODO? Whether w − u rounds back to w depends "
            "on how |u| compares with the spacing of F16 numbers around w. " + see("## Exercise");
-  const std::vector<char> got = answers(g, cases);
+  const std::vector<char> got = answers(g, cases, stream);
   for (size_t i = 0; i < cases.size(); ++i)
     if (bool(got[i]) != truth(cases[i].w, cases[i].u)) return explain(cases[i], got[i]) + fixed_threshold_probe(g);
   return "";
@@ -120,14 +120,26 @@ float f16_after(float w, int k) {  // the F16 value k steps above w (bit pattern
   return hg::half_bits_to_float(uint16_t(hg::float_to_half_bits(w) + k));
 }
 
-// Steps of a few sizes relative to the spacing at w, both directions.
-void add_steps(std::vector<Case>& v, float w) {
-  const double s = spacing_at(w);
-  for (double f : {0.125, 0.2499, 0.25, 0.2501, 0.4999, 0.5, 0.5001, 0.75, 1.0, 3.0})
-    for (double sign : {1.0, -1.0}) {
-      const float u = float(sign * f * s);
-      if (u != 0.0f && std::isfinite(double(w) - double(u))) v.push_back({w, u});
-    }
+void add_step(std::vector<Case>& v, float w, double f) {  // u = ±f · the spacing at w
+  for (double sign : {1.0, -1.0}) {
+    const float u = float(sign * f * spacing_at(w));
+    if (u != 0.0f && std::isfinite(double(w) - double(u))) v.push_back({w, u});
+  }
+}
+
+// Steps of ten sizes relative to the spacing at w, both directions: eight at the edges (a
+// quarter and a half of the spacing, just either side of them, an eighth and a whole) and two
+// drawn from rng, anywhere up to one and a half spacings.
+void add_steps(std::vector<Case>& v, float w, std::mt19937_64& rng) {
+  for (double f : {0.125, 0.2499, 0.25, 0.2501, 0.4999, 0.5, 0.5001, 1.0}) add_step(v, w, f);
+  std::uniform_real_distribution<double> size(0.0, 1.5);
+  for (int k = 0; k < 2; ++k) add_step(v, w, size(rng));
+}
+
+// A random finite F16 value with exponent field in [lo, hi] (1..30: normal; 0: subnormal).
+float random_f16(std::mt19937_64& rng, int lo, int hi) {
+  const uint32_t e = uint32_t(lo) + uint32_t(rng() % uint32_t(hi - lo + 1));
+  return hg::half_bits_to_float(uint16_t(e << 10 | uint32_t(rng() % 1024)));
 }
 
 }  // namespace
@@ -141,53 +153,73 @@ int main(int argc, char** argv) {
                    {"hg::convert_bits", "halfgrad's rounding between formats"},
                    {"hg::encode", "halfgrad's rounding into any format"},
                    {"hg::decompose", "halfgrad's decomposition, which computes the ulp for you"},
+                   {"hg::Tensor::to", "the tensor cast, which rounds to F16 with halfgrad's conversion"},
+                   {"hg::", "a function of halfgrad: the answer comes from the spacing of F16 numbers, "
+                            "computed here, and halfgrad's F16 rounding would answer without it"},
                    {"__truncsfhf2", "the compiler's _Float16 rounding"},
                    {"__truncdfhf2", "the compiler's _Float16 rounding"}},
-                  {{"vcvtps2ph", "the CPU's F16C rounding"}});
+                  {{"vcvtps2ph", "the CPU's F16C rounding"},
+                   {"vcvtss2sh", "the CPU's AVX512-FP16 rounding"},
+                   {"vcvtsd2sh", "the CPU's AVX512-FP16 rounding"},
+                   {"vcvtps2phx", "the CPU's AVX512-FP16 rounding"}});
 
   g.check("the chapter's numbers: 2048 + 1, 1 + 0.0001, 0.03 − 0.05·1e-4", [&] {
     const float w003 = hg::half_bits_to_float(hg::float_to_half_bits(0.03f));
     return grade(g, {{2048.0f, -1.0f}, {2048.0f, -1.0001f}, {1.0f, -0.0001f}, {1.0f, -0.0005f},
-                  {w003, 0.05f * 1e-4f}, {w003, 0.05f * 1e-2f}});
+                  {w003, 0.05f * 1e-4f}, {w003, 0.05f * 1e-2f}}, 1);
   });
   g.check("w = 1 and w = 1.5: steps of every size, up and down", [&] {
+    std::mt19937_64 rng = g.rng(2);
     std::vector<Case> v;
-    add_steps(v, 1.5f);
-    add_steps(v, -1.5f);
-    add_steps(v, f16_after(1.0f, 1));
-    add_steps(v, f16_after(1.0f, 2));
-    return grade(g, v);
+    for (float w : {1.5f, -1.5f, f16_after(1.0f, 1), f16_after(1.0f, 2)}) add_steps(v, w, rng);
+    for (int k = 0; k < 8; ++k) add_steps(v, f16_after(1.0f, 1 + int(rng() % 1023)), rng);  // others of [1, 2)
+    return grade(g, v, 2);
   });
   g.check("ties: |u| exactly half the spacing goes to the even neighbour", [&] {
+    std::mt19937_64 rng = g.rng(3);
     std::vector<Case> v;
-    for (float w : {f16_after(1.0f, 1), f16_after(1.0f, 2), f16_after(300.0f, 3), f16_after(300.0f, 4)})
-      for (double sign : {1.0, -1.0}) v.push_back({w, float(sign * spacing_at(w) / 2)});
-    return grade(g, v);
+    std::vector<float> weights = {f16_after(1.0f, 1), f16_after(1.0f, 2), f16_after(300.0f, 3), f16_after(300.0f, 4)};
+    for (int k = 0; k < 12; ++k) weights.push_back((rng() % 2 ? 1 : -1) * random_f16(rng, 1, 30));
+    for (float w : weights)
+      if (std::fabs(w) != std::ldexp(1.0f, std::ilogb(w)))  // not a power of two: the spacing is the same both ways
+        for (double sign : {1.0, -1.0}) v.push_back({w, float(sign * spacing_at(w) / 2)});
+    return grade(g, v, 3);
   });
   g.check("powers of two, stepped towards zero and away from it", [&] {
+    std::mt19937_64 rng = g.rng(4);
     std::vector<Case> v;
-    for (float w : {1.0f, 2048.0f, 0.25f, -4.0f, 0x1p-13f}) add_steps(v, w);
-    return grade(g, v);
+    std::vector<float> weights = {1.0f, 2048.0f, 0.25f, -4.0f, 0x1p-13f};
+    for (int k = 0; k < 5; ++k) weights.push_back((rng() % 2 ? 1 : -1) * std::ldexp(1.0f, -13 + int(rng() % 28)));
+    for (float w : weights) add_steps(v, w, rng);
+    return grade(g, v, 4);
   });
   g.check("subnormal and zero weights (|w| < 2^-14)", [&] {
+    std::mt19937_64 rng = g.rng(5);
     std::vector<Case> v;
-    for (float w : {0.0f, 0x1p-24f, 3 * 0x1p-24f, 0x1p-15f, -0x1p-20f, 0x1p-14f}) add_steps(v, w);
-    return grade(g, v);
+    std::vector<float> weights = {0.0f, 0x1p-24f, 3 * 0x1p-24f, 0x1p-15f, -0x1p-20f, 0x1p-14f};
+    for (int k = 0; k < 6; ++k) weights.push_back((rng() % 2 ? 1 : -1) * random_f16(rng, 0, 0));
+    for (float w : weights) add_steps(v, w, rng);
+    return grade(g, v, 5);
   });
   g.check("the largest weights: 65504 pushed outwards becomes inf", [&] {
+    std::mt19937_64 rng = g.rng(6);
+    std::uniform_real_distribution<float> step(-40.0f, 40.0f);
+    std::vector<float> steps = {-8.0f, -15.99f, -16.0f, -16.01f, -40.0f, 8.0f, 16.0f, 16.01f};
+    for (int k = 0; k < 8; ++k) steps.push_back(step(rng));
     std::vector<Case> v;
-    for (float u : {-8.0f, -15.99f, -16.0f, -16.01f, -40.0f, 8.0f, 16.0f, 16.01f})
-      v.push_back({65504.0f, u}), v.push_back({-65504.0f, -u});
-    return grade(g, v);
+    for (float u : steps)
+      if (u != 0.0f) v.push_back({65504.0f, u}), v.push_back({-65504.0f, -u});
+    return grade(g, v, 6);
   });
   g.check("every finite F16 weight, ten step sizes each (1,260,000 cases)", [&] {
+    std::mt19937_64 rng = g.rng(7);
     std::vector<Case> v;
     for (uint32_t h = 0; h < 0x7c00; ++h) {
       const float w = hg::half_bits_to_float(uint16_t(h));
-      add_steps(v, w);
-      add_steps(v, -w);
+      add_steps(v, w, rng);
+      add_steps(v, -w, rng);
     }
-    return grade(g, v);
+    return grade(g, v, 7);
   });
   return g.finish();
 }

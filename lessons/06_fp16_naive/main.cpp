@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "framework/amp/grad_stats_logger.h"
+#include "framework/cpu/wait_policy.h"
 #include "framework/data/loader.h"
 #include "framework/dtype/decompose.h"
 #include "framework/dtype/half.h"
@@ -127,6 +128,7 @@ hg::train::ComparisonRun train(const std::string& precision, const hg::train::Co
 
 // ---- 4. main --------------------------------------------------------------------------
 int main(int argc, char** argv) {
+  hg::set_omp_wait_policy(argv);  // idle threads sleep, also when run directly (wait_policy.h)
   // ---- 1. flags ---------------------------------------------------------------------------
   CLI::App app{"Chapter 06: naive FP16 training (everything in F16) next to FP32"};
   hg::train::CommonFlags f;

@@ -2,7 +2,8 @@
 //
 // Each check runs a sequence of steps on the learner's code and on the reference written
 // here (F32 velocity and master, the model rounded from the master after every step) and
-// compares master, velocity and model after every step. A difference is explained by its
+// compares master, velocity and model after every step: first the hand-picked sequence,
+// then one drawn from this grading's seed (other weights, other gradients, other lengths). A difference is explained by its
 // symptom: nothing moved; the update was added in F16 (the master follows the model); the
 // update was rounded to F16 before it was added; the model was not refreshed; the velocity
 // is not kept in F32.
@@ -138,35 +139,70 @@ int main(int argc, char** argv) {
   grader::Grader g({"07", "the master-weight step", "07_master_weights", "Exercise"}, argc, argv);
   g.own_code_only({{"hg::amp::MasterWeights::", "halfgrad's master weights, which do this step"},
                    {"hg::amp::convert_model_", "halfgrad's model conversion for master weights"},
-                   {"hg::optim::SGD::", "halfgrad's SGD, which would do the update for you"}});
+                   {"hg::optim::SGD::", "halfgrad's SGD, which would do the update for you"},
+                   {"hg::amp::", "halfgrad's mixed-precision machinery, master weights among it"},
+                   {"hg::optim::", "halfgrad's optimizers, which would do the update for you"},
+                   {"hg::Tensor", "the engine's tensors and their ops: the step is written on the vectors"}});
 
+  // The hand-picked sequences: fixed weights and gradients (rng, seed 7: what the README
+  // shows), each followed by a sequence drawn from the grading's seed.
+  using grader::first_wrong;
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> random_weights(64);
   for (float& w : random_weights) w = 0.1f * normal(rng);
+  // (A distribution keeps a value for its next call: the drawn sequences have their own, so
+  // that the hand-picked ones stay what they are whatever was drawn before them.)
+  auto normals = [](auto& engine, std::normal_distribution<float>& dist, size_t n, float scale) {
+    std::vector<float> v(n);
+    for (float& x : v) x = scale * dist(engine);
+    return v;
+  };
 
   g.check("one step on random weights (lr 0.01, no momentum)", [&] {
-    return run(g, random_weights, 1, 0.01f, 0.0f, [&](int) {
-      std::vector<float> gr(64);
-      for (float& x : gr) x = normal(rng);
-      return halves(gr);
-    });
+    std::mt19937_64 drawn = g.rng(1);
+    std::normal_distribution<float> drawn_normal(0.0f, 1.0f);
+    const std::vector<float> weights = normals(drawn, drawn_normal, 64, 0.1f);
+    return first_wrong(
+        {[&] { return run(g, random_weights, 1, 0.01f, 0.0f, [&](int) { return halves(normals(rng, normal, 64, 1)); }); },
+         [&] { return run(g, weights, 1, 0.01f, 0.0f, [&](int) { return halves(normals(drawn, drawn_normal, 64, 1)); }); }});
   });
   g.check("ten steps of +1 on a weight of 2048: the master reaches 2058, and so does the model", [&] {
-    return run(g, {2048.0f}, 10, 1.0f, 0.0f, [](int) { return halves({-1.0f}); });
+    // Drawn: a weight of ±2^k and steps of half its F16 spacing, 2^(k-11): each one a tie the
+    // F16 model alone would lose.
+    std::mt19937_64 drawn = g.rng(2);
+    const int k = 8 + int(drawn() % 7), steps = 5 + int(drawn() % 11);
+    const float sign = drawn() % 2 ? 1.0f : -1.0f, w = sign * std::ldexp(1.0f, k);
+    const std::vector<half> step = halves({-sign * std::ldexp(1.0f, k - 11)});
+    return first_wrong({[&] { return run(g, {2048.0f}, 10, 1.0f, 0.0f, [](int) { return halves({-1.0f}); }); },
+                        [&] { return run(g, {w}, steps, 1.0f, 0.0f, [&](int) { return step; }); }});
   });
   g.check("a thousand steps of 2^-13 on a weight of 1 (each below half an F16 ULP) add up", [&] {
-    return run(g, {1.0f, -1.0f}, 1000, 0x1p-13f, 0.0f, [](int) { return halves({-1.0f, 1.0f}); });
+    // Drawn: weights ±2^j and steps of 2^(j-13), a quarter of the F16 spacing at the weight.
+    std::mt19937_64 drawn = g.rng(3);
+    const int j = -4 + int(drawn() % 9);
+    const float lr = std::ldexp(1.0f, j - 13);
+    return first_wrong({[&] { return run(g, {1.0f, -1.0f}, 1000, 0x1p-13f, 0.0f, [](int) { return halves({-1.0f, 1.0f}); }); },
+                        [&] {
+                          return run(g, {std::ldexp(1.0f, j), -std::ldexp(1.0f, j)}, 1000, lr, 0.0f,
+                                     [](int) { return halves({-1.0f, 1.0f}); });
+                        }});
   });
   g.check("updates below F16's smallest subnormal (lr·g ≈ 1e-9) still move the master", [&] {
-    return run(g, {0.001f, 0.5f}, 10, 1e-4f, 0.0f, [](int) { return halves({1e-5f, 2e-5f}); });
+    std::mt19937_64 drawn = g.rng(4);
+    std::uniform_real_distribution<float> weight(0.001f, 0.5f), grad(1e-5f, 3e-5f);
+    const std::vector<float> weights = {weight(drawn), -weight(drawn), weight(drawn)};
+    const std::vector<half> grads = halves({grad(drawn), grad(drawn), -grad(drawn)});
+    return first_wrong({[&] { return run(g, {0.001f, 0.5f}, 10, 1e-4f, 0.0f, [](int) { return halves({1e-5f, 2e-5f}); }); },
+                        [&] { return run(g, weights, 10, 1e-4f, 0.0f, [&](int) { return grads; }); }});
   });
   g.check("momentum 0.9: the velocity is F32 state carried from step to step", [&] {
-    return run(g, random_weights, 20, 0.01f, 0.9f, [&](int) {
-      std::vector<float> gr(64);
-      for (float& x : gr) x = 1e-3f * normal(rng);
-      return halves(gr);
-    });
+    std::mt19937_64 drawn = g.rng(5);
+    std::normal_distribution<float> drawn_normal(0.0f, 1.0f);
+    const std::vector<float> weights = normals(drawn, drawn_normal, 64, 0.1f);
+    return first_wrong(
+        {[&] { return run(g, random_weights, 20, 0.01f, 0.9f, [&](int) { return halves(normals(rng, normal, 64, 1e-3f)); }); },
+         [&] { return run(g, weights, 20, 0.01f, 0.9f, [&](int) { return halves(normals(drawn, drawn_normal, 64, 1e-3f)); }); }});
   });
   return g.finish();
 }

@@ -18,6 +18,7 @@
 
 #include "framework/amp/grad_stats_logger.h"
 #include "framework/amp/master_weights.h"
+#include "framework/cpu/wait_policy.h"
 #include "framework/data/loader.h"
 #include "framework/dtype/decompose.h"
 #include "framework/dtype/half.h"
@@ -145,6 +146,7 @@ hg::train::ComparisonRun train(const std::string& precision, const hg::train::Co
 
 // ---- 4. main --------------------------------------------------------------------------
 int main(int argc, char** argv) {
+  hg::set_omp_wait_policy(argv);  // idle threads sleep, also when run directly (wait_policy.h)
   // ---- 1. flags ---------------------------------------------------------------------------
   CLI::App app{"Chapter 07: FP32 master weights for an F16 model, next to naive F16"};
   hg::train::CommonFlags f;

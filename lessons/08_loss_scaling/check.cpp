@@ -118,30 +118,58 @@ std::string grade_fraction(grader::Grader& gr, const std::vector<float>& g, doub
 int main(int argc, char** argv) {
   grader::Grader g({"08", "a static loss scale from a gradient histogram", "08_loss_scaling", "Exercise"}, argc,
                    argv);
-  g.own_code_only({});  // nothing in halfgrad chooses a scale; the inspection still runs
+  // Nothing in halfgrad chooses a scale; what it has would answer by recording the gradients
+  // again at S or by rounding them to F16 for the grader.
+  g.own_code_only({{"hg::amp::GradHistogram::add", "which records gradients: the histogram is all there is"},
+                   {"hg::amp::GradHistogram::GradHistogram(std::", "a new histogram, to record gradients again"},
+                   {"hg::half", "halfgrad's F16, which would say what overflows by rounding"},
+                   {"hg::float_to_half_bits", "halfgrad's F32 -> F16 rounding"},
+                   {"hg::convert_bits", "halfgrad's rounding between formats"},
+                   {"hg::encode", "halfgrad's rounding into any format"},
+                   {"hg::Tensor", "the engine's tensors, whose cast to F16 would say what overflows"},
+                   {"hg::amp::GradScaler", "halfgrad's dynamic loss scale"}});
+  // Each check: the hand-picked gradients (fixed seeds: what the README shows), then gradients,
+  // headroom and recording scales drawn from this grading's seed.
+  using grader::first_wrong;
+  auto drawn = [&](uint64_t stream) { return uint32_t(g.seed_for(stream)); };
+  std::mt19937_64 rng = g.rng(0);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  const double small_top = -12 + 9 * unit(rng), mid_top = -2 + 5 * unit(rng), large_top = 16.05 + 0.9 * unit(rng);
+  auto drawn_headroom = [&] { return 1 + int(rng() % 6); };
+  auto drawn_scale = [&] { return std::ldexp(1.0, 1 + int(rng() % 16)); };
   const std::vector<float> small = gradients(-40, -6.5, 20000, 1);  // top bin -7
   const std::vector<float> mid = gradients(-20, 0.3, 20000, 2);     // top bin 0
   const std::vector<float> large = gradients(5, 16.8, 5000, 3);     // top bin 16: beyond F16
+  const std::vector<float> small2 = gradients(-40, small_top, 20000, drawn(1));
+  const std::vector<float> mid2 = gradients(-20, mid_top, 20000, drawn(2));
+  const std::vector<float> large2 = gradients(5, large_top, 5000, drawn(3));
   g.check("recorded without scaling (scale 1): the largest S that keeps every gradient finite in F16", [&] {
-    std::string why = grade_scale(g, small, 1.0, 0);
-    return why.empty() ? grade_scale(g, mid, 1.0, 0) : why;
+    return first_wrong({[&] { return grade_scale(g, small, 1.0, 0); }, [&] { return grade_scale(g, mid, 1.0, 0); },
+                        [&] { return grade_scale(g, small2, 1.0, 0); }, [&] { return grade_scale(g, mid2, 1.0, 0); }});
   });
   g.check("with headroom (2 and 5 doublings to spare)", [&] {
-    std::string why = grade_scale(g, small, 1.0, 2);
-    return why.empty() ? grade_scale(g, mid, 1.0, 5) : why;
+    const int h1 = drawn_headroom(), h2 = drawn_headroom();
+    return first_wrong({[&] { return grade_scale(g, small, 1.0, 2); }, [&] { return grade_scale(g, mid, 1.0, 5); },
+                        [&] { return grade_scale(g, small2, 1.0, h1); }, [&] { return grade_scale(g, mid2, 1.0, h2); }});
   });
   g.check("recorded at scale 1024 and at scale 2^16: the counts are of scale·g", [&] {
-    std::string why = grade_scale(g, small, 1024.0, 0);
-    return why.empty() ? grade_scale(g, mid, 65536.0, 1) : why;
+    const double r1 = drawn_scale(), r2 = drawn_scale();
+    const int h = drawn_headroom();
+    return first_wrong({[&] { return grade_scale(g, small, 1024.0, 0); }, [&] { return grade_scale(g, mid, 65536.0, 1); },
+                        [&] { return grade_scale(g, small2, r1, 0); }, [&] { return grade_scale(g, mid2, r2, h); }});
   });
-  g.check("gradients too large for F16 even unscaled: S below 1", [&] { return grade_scale(g, large, 1.0, 0); });
+  g.check("gradients too large for F16 even unscaled: S below 1", [&] {
+    return first_wrong({[&] { return grade_scale(g, large, 1.0, 0); }, [&] { return grade_scale(g, large2, 1.0, 0); }});
+  });
   g.check("histograms that cannot tell (inf, NaN, beyond the window, all zeros): 0", [&]() -> std::string {
-    std::vector<float> with_inf = mid;
+    std::vector<float> with_inf = mid, with_nan = mid, with_inf2 = mid2, with_nan2 = mid2;
     with_inf[7] = std::numeric_limits<float>::infinity();
-    std::vector<float> with_nan = mid;
     with_nan[9] = std::numeric_limits<float>::quiet_NaN();
+    with_inf2[size_t(rng() % with_inf2.size())] = -std::numeric_limits<float>::infinity();
+    with_nan2[size_t(rng() % with_nan2.size())] = std::numeric_limits<float>::quiet_NaN();
     const std::vector<float> zeros(100, 0.0f);
-    for (const auto& v : {with_inf, with_nan, gradients(10, 20, 100, 4), zeros}) {
+    for (const auto& v : {with_inf, with_nan, gradients(10, 20, 100, 4), zeros, with_inf2, with_nan2,
+                          gradients(17, 20, 100, drawn(4))}) {
       const std::string why = grade_scale(g, v, 1.0, 0);
       if (!why.empty()) return why;
     }
@@ -153,7 +181,10 @@ int main(int argc, char** argv) {
         const std::string why = grade_fraction(g, small, scale, S);
         if (!why.empty()) return why;
       }
-    return grade_fraction(g, mid, 1.0, 0.25f);
+    std::string why = grade_fraction(g, mid, 1.0, 0.25f);
+    for (int k = 0; k < 4 && why.empty(); ++k)
+      why = grade_fraction(g, k % 2 ? mid2 : small2, drawn_scale(), std::ldexp(1.0f, -4 + int(rng() % 28)));
+    return why;
   });
   return g.finish();
 }

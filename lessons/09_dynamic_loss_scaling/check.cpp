@@ -280,19 +280,33 @@ int main(int argc, char** argv) {
                    {"hg::amp::unscale_grads_", "halfgrad's unscale-and-check pass"},
                    {"hg::amp::grads_have_inf_or_nan", "halfgrad's inf/NaN check"},
                    {"hg::amp::MasterWeights::copy_grads_to_master", "halfgrad's unscale-and-check copy"}});
+  // Each check plays its script with the hand-picked gradients (fixed seeds: what the README
+  // shows), then again with gradients drawn from this grading's seed; the scale rule and the
+  // long run also get a script of their own drawn.
+  using grader::first_wrong;
+  auto drawn = [&](uint64_t stream) { return uint32_t(g.seed_for(stream)); };
   hg::amp::ScaleRule r3;
   r3.growth_interval = 3;
   g.check("a finite step: the optimizer gets the true gradient g, not S·g", [&] {
-    return run(g, r3, script_of("F", 1), 0.0, 0.0f);
+    return first_wrong({[&] { return run(g, r3, script_of("F", 1), 0.0, 0.0f); },
+                        [&] { return run(g, r3, script_of("F", drawn(1)), 0.0, 0.0f); }});
   });
   g.check("inf and NaN steps are skipped; parameters and momentum stay as they were", [&] {
-    return run(g, r3, script_of("FIFNFF", 2), 0.0, 0.9f);
+    return first_wrong({[&] { return run(g, r3, script_of("FIFNFF", 2), 0.0, 0.9f); },
+                        [&] { return run(g, r3, script_of("FNFIFF", drawn(2)), 0.0, 0.9f); }});
   });
   g.check("clipping (max_norm 0.001) sees the true gradients: unscale, then clip", [&] {
-    return run(g, r3, script_of("FFIF", 3), 1e-3, 0.0f);
+    return first_wrong({[&] { return run(g, r3, script_of("FFIF", 3), 1e-3, 0.0f); },
+                        [&] { return run(g, r3, script_of("FFIF", drawn(3)), 1e-3, 0.0f); }});
   });
   g.check("the scale rule, growth interval 3: F F F F I I F F F", [&] {
-    return run(g, r3, script_of("FFFFIIFFF", 4), 0.0, 0.0f);
+    std::mt19937_64 rng = g.rng(4);
+    std::string events;
+    for (int i = 0; i < 16; ++i) events += rng() % 4 == 0 ? 'I' : 'F';
+    hg::amp::ScaleRule r;
+    r.growth_interval = 2 + int(rng() % 4);
+    return first_wrong({[&] { return run(g, r3, script_of("FFFFIIFFF", 4), 0.0, 0.0f); },
+                        [&] { return run(g, r, script_of(events.c_str(), drawn(4)), 0.0, 0.0f); }});
   });
   g.check("bounds: S stays inside [min_scale, max_scale]", [&] {
     hg::amp::ScaleRule r;
@@ -300,22 +314,29 @@ int main(int argc, char** argv) {
     r.growth_interval = 1;
     r.min_scale = 1.0f;
     r.max_scale = 16.0f;
-    return run(g, r, script_of("FFFIIIIIF", 5), 0.0, 0.0f);
+    return first_wrong({[&] { return run(g, r, script_of("FFFIIIIIF", 5), 0.0, 0.0f); },
+                        [&] { return run(g, r, script_of("IIIIIFFFFFFI", drawn(5)), 0.0, 0.0f); }});
   });
   g.check("a growth that would make S infinite is not applied", [&] {
     hg::amp::ScaleRule r;
     r.init_scale = 1.5e38f;
     r.growth_interval = 2;
-    return run(g, r, script_of("FFFFF", 6, 1e-40), 0.0, 0.0f);
+    return first_wrong({[&] { return run(g, r, script_of("FFFFF", 6, 1e-40), 0.0, 0.0f); },
+                        [&] { return run(g, r, script_of("FFFFFFF", drawn(6), 1e-40), 0.0, 0.0f); }});
   });
   g.check("2000 random steps (1 in 7 overflows), growth interval 5, momentum 0.9, max_norm 0.01", [&] {
-    std::mt19937 rng(7);
-    std::string events;
-    for (int i = 0; i < 2000; ++i) events += rng() % 7 == 0 ? (rng() % 2 ? 'I' : 'N') : 'F';
-    hg::amp::ScaleRule r;
-    r.init_scale = 1024.0f;
-    r.growth_interval = 5;
-    return run(g, r, script_of(events.c_str(), 8), 1e-2, 0.9f);
+    // The events from `rng` (the hand-picked script: std::mt19937 seeded 7), the gradients from
+    // `grads_seed`.
+    auto long_run = [&](auto rng, uint32_t grads_seed) {
+      std::string events;
+      for (int i = 0; i < 2000; ++i) events += rng() % 7 == 0 ? (rng() % 2 ? 'I' : 'N') : 'F';
+      hg::amp::ScaleRule r;
+      r.init_scale = 1024.0f;
+      r.growth_interval = 5;
+      return run(g, r, script_of(events.c_str(), grads_seed), 1e-2, 0.9f);
+    };
+    return first_wrong({[&] { return long_run(std::mt19937(7), 8); },
+                        [&] { return long_run(std::mt19937_64(g.seed_for(7)), drawn(8)); }});
   });
   return g.finish();
 }

@@ -22,6 +22,7 @@
 #include "framework/amp/master_weights.h"
 #include "framework/amp/scale_rule.h"
 #include "framework/amp/unscale.h"
+#include "framework/cpu/wait_policy.h"
 #include "framework/data/loader.h"
 #include "framework/dtype/half.h"
 #include "framework/io/run_log.h"
@@ -171,6 +172,7 @@ hg::train::ComparisonRun train(const std::string& precision, const hg::train::Co
 
 // ---- 4. main --------------------------------------------------------------------------
 int main(int argc, char** argv) {
+  hg::set_omp_wait_policy(argv);  // idle threads sleep, also when run directly (wait_policy.h)
   // ---- 1. flags ---------------------------------------------------------------------------
   CLI::App app{"Chapter 09: dynamic loss scaling with GradScaler (F16 model, F32 master weights)"};
   hg::train::CommonFlags f;

@@ -6,7 +6,8 @@
 // op in F16 and BF16 regions on inputs chosen to show the consequence — logsumexp of values
 // near 15 is inf in F16; a matrix product left in F32 gets no tensor cores — and explained
 // from the principle it broke. The mechanics are graded against autocast_cast and
-// autocast_promote, halfgrad's own entry casts, on real tensors in real regions.
+// autocast_promote, halfgrad's own entry casts, on real tensors in real regions. The tensors'
+// values are drawn from this grading's seed.
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -82,7 +83,7 @@ std::string no_tensor(NewOp op) {
 // The decision for attention_scores: the output dtype is the region's.
 std::string attention(grader::Grader& g) {
   for (DType region : {DType::F16, DType::BF16}) {
-    Tensor q = uniform({8, 16}, -1, 1, DType::F32, 1), k = uniform({8, 16}, -1, 1, DType::F32, 2);
+    Tensor q = uniform({8, 16}, -1, 1, DType::F32, g.seed_for(1)), k = uniform({8, 16}, -1, 1, DType::F32, g.seed_for(2));
     hg::amp::Autocast ac(region);
     const Tensor s = run_op(g, NewOp::AttentionScores, {q, k});
     if (!s.defined()) return no_tensor(NewOp::AttentionScores);
@@ -99,7 +100,7 @@ std::string attention(grader::Grader& g) {
 // logsumexp / softplus on F16 inputs near 15 in an F16 region: F32 is needed for range.
 std::string range_op(grader::Grader& g, NewOp op, double lo, double hi) {
   hg::amp::Autocast ac(DType::F16);
-  const Tensor x = uniform({4, 64}, lo, hi, DType::F16, 3);
+  const Tensor x = uniform({4, 64}, lo, hi, DType::F16, g.seed_for(3));
   const Tensor op_out = run_op(g, op, {x});
   if (!op_out.defined()) return no_tensor(op);
   const Tensor y = op_out.to(DType::F32);
@@ -128,7 +129,7 @@ std::string range_op(grader::Grader& g, NewOp op, double lo, double hi) {
 std::string silu(grader::Grader& g) {
   for (DType in : {DType::F16, DType::F32, DType::BF16}) {
     hg::amp::Autocast ac(DType::F16);
-    const Tensor y = run_op(g, NewOp::SiLU, {uniform({4, 8}, -4, 4, in, 4)});
+    const Tensor y = run_op(g, NewOp::SiLU, {uniform({4, 8}, -4, 4, in, g.seed_for(4))});
     if (!y.defined()) return no_tensor(NewOp::SiLU);
     if (y.dtype() != in) {
       std::string why = format("In an F16 region, silu of a %s input computed in %s.\n", hg::dtype_name(in),
@@ -154,7 +155,7 @@ std::string lerp(grader::Grader& g) {
     Tensor y;
     std::string threw;
     try {
-      y = run_op(g, NewOp::Lerp, {uniform({4, 8}, -1, 1, c.a, 5), uniform({4, 8}, -1, 1, c.b, 6)});
+      y = run_op(g, NewOp::Lerp, {uniform({4, 8}, -1, 1, c.a, g.seed_for(5)), uniform({4, 8}, -1, 1, c.b, g.seed_for(6))});
       if (!y.defined()) return no_tensor(NewOp::Lerp);
     } catch (const grader::Failed& e) {  // the learner's casts threw (or crashed, or did not finish)
       if (e.timed_out()) throw;
@@ -199,37 +200,29 @@ std::string mechanics(grader::Grader& g, bool in_region, bool f64_only) {
                                  CastPolicy::None};
   const std::vector<DType> dtypes = f64_only ? std::vector<DType>{DType::F64}
                                              : std::vector<DType>{DType::F32, DType::F16, DType::BF16};
-  // Every combination below, in one child, in the same order: the dtypes the learner's casts
-  // gave (-1 for a tensor not returned or undefined).
-  auto each = [&](auto fn) {
-    for (DType region : {DType::F16, DType::BF16})
-      for (CastPolicy p : policies)
-        for (DType a : dtypes)
-          for (DType b : dtypes) fn(region, p, a, b);
-  };
-  const std::vector<std::vector<int>> gave = g.run([&] {
-    std::vector<std::vector<int>> out;
-    each([&](DType region, CastPolicy p, DType a, DType b) {
-      hg::amp::Autocast ac(region, in_region);
-      std::vector<int> d;
-      for (const Tensor& t : student_autocast(p, {Tensor::ones({2}, a), Tensor::ones({2}, b)}))
-        d.push_back(t.defined() ? int(t.dtype()) : -1);
-      out.push_back(d);
-    });
-    return out;
+  // Every combination below, in one child, asked in an order drawn from the grading's seed:
+  // the dtypes the learner's casts gave (-1 for a tensor not returned or undefined).
+  using Combination = std::tuple<DType, CastPolicy, DType, DType>;  // region, policy, a, b
+  std::vector<Combination> all;
+  for (DType region : {DType::F16, DType::BF16})
+    for (CastPolicy p : policies)
+      for (DType a : dtypes)
+        for (DType b : dtypes) all.emplace_back(region, p, a, b);
+  const std::vector<std::vector<int>> gave = g.answers(all, in_region ? 8 : 9, [&](const Combination& c) {
+    const auto& [region, p, a, b] = c;
+    hg::amp::Autocast ac(region, in_region);
+    std::vector<int> d;
+    for (const Tensor& t : student_autocast(p, {Tensor::ones({2}, a), Tensor::ones({2}, b)}))
+      d.push_back(t.defined() ? int(t.dtype()) : -1);
+    return d;
   });
-  size_t next = 0;
   std::string why;
-  each([&](DType region, CastPolicy p, DType a, DType b) {
-    if (!why.empty()) return;
-    const std::vector<int> got = next < gave.size() ? gave[next] : std::vector<int>{};
-    ++next;
+  for (size_t next = 0; next < all.size() && why.empty(); ++next) {
+    const auto& [region, p, a, b] = all[next];
+    const std::vector<int>& got = gave[next];
     hg::amp::Autocast ac(region, in_region);
     const std::vector<Tensor> in = {Tensor::ones({2}, a), Tensor::ones({2}, b)};
-    if (got.size() != 2) {
-      why = "student_autocast must return one tensor per input.";
-      return;
-    }
+    if (got.size() != 2) return "student_autocast must return one tensor per input.";
     for (size_t i = 0; i < 2 && why.empty(); ++i) {
       const DType want = reference_dtype(p, in, i);
       if (got[i] != int(want))
@@ -243,14 +236,14 @@ std::string mechanics(grader::Grader& g, bool in_region, bool f64_only) {
                                    "which need every bit."
                                  : "");
     }
-  });
+  }
   return why;
 }
 
 std::string gradients_flow(grader::Grader& g) {
   // All of it in the child: backward runs the graph the learner's casts built.
   const auto [out_dtype, q_grad, q_grad_dtype] = g.run([&] {
-    Tensor q = uniform({3, 4}, -1, 1, DType::F32, 7);
+    Tensor q = uniform({3, 4}, -1, 1, DType::F32, g.seed_for(7));
     q.requires_grad_(true);
     Tensor out;
     {

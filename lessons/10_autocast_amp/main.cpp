@@ -40,6 +40,7 @@
 #include "framework/amp/policy.h"
 #include "framework/amp/unscale.h"
 #include "framework/autograd/grad_mode.h"
+#include "framework/cpu/wait_policy.h"
 #include "framework/data/loader.h"
 #include "framework/eval/metrics.h"
 #include "framework/io/run_log.h"
@@ -207,6 +208,7 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
 
 // ---- 3. main ------------------------------------------------------------------------------
 int main(int argc, char** argv) {
+  hg::set_omp_wait_policy(argv);  // idle threads sleep, also when run directly (wait_policy.h)
   CLI::App app{"Chapter 10: automatic mixed precision (autocast + GradScaler) vs FP32"};
   hg::train::CommonFlags f;
   f.limit_train = 10000;  // 2-core default; --limit-train -1 for all 60000

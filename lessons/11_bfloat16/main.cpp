@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "framework/cpu/gemm.h"
+#include "framework/cpu/wait_policy.h"
 #include "framework/dtype/bfloat16.h"
 #include "framework/dtype/half.h"
 #include "framework/amp/activation_memory.h"
@@ -194,6 +195,7 @@ std::string g_or_dash(bool has, double x) {
 
 // ---- 3. main ------------------------------------------------------------------------------
 int main(int argc, char** argv) {
+  hg::set_omp_wait_policy(argv);  // idle threads sleep, also when run directly (wait_policy.h)
   CLI::App app{"Chapter 11: BF16 autocast without a loss scaler, next to F16 AMP"};
   hg::train::CommonFlags f;
   f.limit_train = 10000;  // 2-core default; --limit-train -1 for all 60000

@@ -3,8 +3,10 @@
 //
 //   1. fork           the child is a copy of the grader: the inputs are already in its memory
 //   2. shut the doors stdin from /dev/null, every other file descriptor closed but the pipe,
-//                     the child killed when the grader dies, the limits set (address space,
-//                     processor time), then the sandbox: a seccomp filter that allows what
+//                     the environment emptied (getenv finds nothing: no answer comes in by
+//                     an environment variable), the child killed when the grader dies, the
+//                     limits set (address space, processor time), then the sandbox: a
+//                     seccomp filter that allows what
 //                     computing, allocating, printing and OpenMP threads need, and stops
 //                     everything else with SIGSYS, whose handler names the call on the pipe
 //   3. run            the body: the learner's code, then put() of its result
@@ -33,6 +35,7 @@
 #include <csignal>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -325,6 +328,7 @@ void close_all_but(int keep) {
     ::close(null);
   }
   close_all_but(fd);
+  ::clearenv();
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // what the learner prints appears, even before a crash
   if (grader_has_threads) omp_set_num_threads(1);
   rlimit memory{};

@@ -41,33 +41,58 @@
 //
 // Own code only. A grader must not be passed by calling the framework's implementation of
 // the answer (`return hg::float_to_half_bits(x);`). lessons/CMakeLists.txt compiles
-// exercise.cpp as an object file of its own, with -fno-inline, so that every function it
-// calls stays visible as a symbol: undefined (U) when it lives in libhalfgrad, weak (W) when
-// it is an inline function of a framework header. own_code_only() lists the object's symbols
-// with `nm -C` (and its instructions with `objdump -d`, for the F16C/BF16 conversion
-// instructions) and fails the whole exercise, score 0, when one of the chapter's denied
-// functions appears. The path of the object and of the tools are compiled in.
+// exercise.cpp as an object file of its own, with -fno-inline and -g, so that every function
+// it uses stays visible: as a symbol, undefined (U) when it lives in libhalfgrad, weak (W)
+// when it is an inline function of a framework header; and, where the compiler inlines all
+// the same (an always_inline function such as hg::convert_bits), in the debug information,
+// which records every inlined call with the function it came from. own_code_only() lists
+// both (`nm -C`, `readelf --debug-dump=info`) and the instructions (`objdump -d`, for the
+// F16C/BF16 conversion instructions), and fails the whole exercise, score 0, when one of the
+// chapter's denied functions appears in any form: a function, a member of a denied class or
+// namespace (hg::fp8::DelayedScaling::update), a template or an operator of one. Denied in
+// every chapter (kDeniedEverywhere): the environment and code looked up by name while it
+// runs; the answer comes from the arguments alone. The path of the object and of the tools
+// are compiled in.
+//
+// Fresh inputs. A grading draws its inputs from a seed drawn at grading time (--seed N gives
+// a chosen one, to repeat a grading), so a table of the answers one grading asked for, or a
+// file of them replayed in call order, fails the next. A check takes its random numbers from
+// seed_for(stream) (one stream per check, so that a check's inputs do not depend on which
+// checks ran before it), hands hand-picked edge cases over in an order shuffle() draws, and
+// samples the sweeps (--quick) at an offset drawn from the seed. The seed is in --result,
+// so the teacher's table (./lab class grade) says which inputs graded each file.
 //
 // Limits, honestly. The child is a copy of this process: whatever the grader computed before
 // the call is in its memory, so a check computes its expected answer after run() where it
 // can. What comes back through the pipe is only ever taken as the learner's answer (the
-// learner's code can write there too), never as a verdict. An exercise may still copy a
-// solution's text into itself, embed a file with an assembler .incbin (which no #include
-// check sees), or redefine an inline function of halfgrad's headers differently (check.cpp's
-// object is linked first, so its own copies win where it uses them); the sandbox needs
-// Linux's seccomp on x86-64 or AArch64, and where it is missing the grader says so, once.
+// learner's code can write there too), never as a verdict. The build refuses the reference
+// solution copied whole (comments and spaces aside, vet_exercise.sh) where the solution is
+// there to compare with, that is on the teacher's copy, not in the student edition; a copy
+// with the names changed still passes. An exercise may embed a file with an assembler .incbin
+// (which no #include check sees; fresh inputs make a file of answers useless), compute with a
+// constexpr function of halfgrad at compile time (on constants only, not on the inputs), or
+// redefine an inline function of halfgrad's headers differently (check.cpp's object is linked
+// first, so its own copies win where it uses them); the sandbox needs Linux's seccomp on
+// x86-64 or AArch64, and where it is missing the grader says so, once.
 //
 // Command line of every grader:
 //   check_NN                 grade, print the checks; exit 0 when all pass, 1 otherwise
-//   check_NN --result FILE   also write the outcome for ./lab check all --report:
-//                            lines chapter=NN passed=0|1 score=x of=y
+//   check_NN --result FILE   also write the outcome for ./lab check and ./lab class grade,
+//                            one key=value a line: chapter=NN passed=0|1 score=x of=y
+//                            seed=N (the inputs) sha256=HEX (of the exercise.cpp graded)
+//                            refused=WHY (empty unless refused) wrong=CHECK: WHY (the first
+//                            wrong check, its first line; empty when none)
 //   check_NN --quick         sample the exhaustive sweeps (every float32 bit pattern) instead
 //                            of running all 2^32 inputs: what the test suite uses
+//   check_NN --seed N        draw the inputs from N (0 to 2^64-1) instead of a fresh seed
 //   check_NN --time-limit S  each run() may take S seconds (default 60)
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -93,11 +118,31 @@ struct Denied {
   std::string what;
 };
 
-// The object file of the exercise this grader was linked with, read by own_code_only(), and
-// why the build refused to link it ("" when it did not). Both are defined in a source that
-// vet_exercise.sh writes for every grader (lessons/CMakeLists.txt, hg_add_grader).
+// Denied in every chapter, on top of its own list: the environment (getenv reads memory, so
+// the sandbox, which stops files, programs and the network when the code runs, cannot see it;
+// the child also empties its environment) and looking code up by name while it runs (dlsym:
+// a call this inspection would not see).
+extern const std::vector<Denied> kDeniedEverywhere;
+
+// Does the demangled symbol use `denied`? A whole-name match: "hg::amp::next_scale" matches
+// "hg::amp::next_scale(hg::amp::ScaleState const&, bool)", "hg::amp::next_scale<float>(...)",
+// a member "hg::amp::next_scale::x" and "std::vector<hg::amp::next_scale>" but not
+// "my_next_scale(...)" or "hg::amp::next_scales";
+// a name ending in "::" matches every member of that class or namespace; a name with a
+// parameter list matches that overload only.
+bool mentions(const std::string& symbol, const std::string& denied);
+
+// The functions whose code the compiler inlined into an object (from `readelf --debug-dump=info`
+// of an object compiled with -g), as demangled names: what nm no longer shows.
+std::vector<std::string> inlined_functions(const std::string& debug_info);
+
+// The object file of the exercise this grader was linked with, read by own_code_only(), why
+// the build refused to link it ("" when it did not), and the SHA-256 of the exercise.cpp it
+// was compiled from. All three are defined in a source that vet_exercise.sh writes for every
+// grader (lessons/CMakeLists.txt, hg_add_grader).
 extern const char* const kExerciseObject;
 extern const char* const kExerciseRefusal;
+extern const char* const kExerciseSha256;
 
 // What the learner's code did instead of returning an answer (threw, crashed, ran out of
 // time or memory, made a forbidden system call): run() throws it into the check's body, and
@@ -240,7 +285,7 @@ class Running;
 class Grader {
  public:
   Grader(Chapter chapter, int argc, char** argv, const char* exercise_object = kExerciseObject,
-         const char* refusal = kExerciseRefusal);
+         const char* refusal = kExerciseRefusal, const char* sha256 = kExerciseSha256);
 
   // Reads exercise.cpp's object file. Returns false, and marks the exercise failed, when it
   // calls a denied function or contains a denied instruction (or cannot be read).
@@ -275,16 +320,42 @@ class Grader {
   // --quick: the exhaustive sweeps take a sample instead.
   bool quick() const { return quick_; }
 
+  // The seed of this grading's inputs, and a seed of its own for each stream (one per check):
+  // the same seed and stream always give the same inputs.
+  uint64_t seed() const { return seed_; }
+  uint64_t seed_for(uint64_t stream) const;
+  std::mt19937_64 rng(uint64_t stream) const { return std::mt19937_64(seed_for(stream)); }
+  // Puts v (hand-picked cases) in an order drawn from the seed: answers given in the order of
+  // one grading's calls do not fit the next.
+  template <class V>
+  void shuffle(V& v, uint64_t stream) const {
+    std::mt19937_64 r = rng(stream);
+    std::shuffle(v.begin(), v.end(), r);
+  }
+
+  // fn(c) for every case c, in one child, called in an order drawn from stream `stream`;
+  // the answers come back in the order of `cases`, so that the check explains the first wrong
+  // one of its own list. (A bool answer travels as char: std::vector<bool> has no bytes.)
+  template <class Case, class Fn>
+  auto answers(const std::vector<Case>& cases, uint64_t stream, Fn fn)
+      -> std::vector<std::invoke_result_t<Fn&, const Case&>>;
+
  private:
   template <class T>
   friend class Running;
   detail::ChildLimits limits() const { return {seconds_, size_t(2) << 30}; }
   void saw_sandbox(bool sandboxed);
 
+  void refuse(const std::string& why);
+
   Chapter chapter_;
   std::string object_;
+  std::string sha256_;
   std::string result_path_;
+  uint64_t seed_ = 0;
   bool refused_ = false;
+  std::string refused_why_;     // for --result: the first line of why
+  std::string first_wrong_;     // for --result: "check: first line of why"
   bool quick_ = false;
   bool stop_at_first_failure_ = false;
   bool failed_once_ = false;
@@ -338,6 +409,28 @@ auto Grader::run(Fn&& fn) -> std::invoke_result_t<Fn&> {
   return start(fn).get();
 }
 
+template <class V>
+V sized(V v, size_t n);
+
+template <class Case, class Fn>
+auto Grader::answers(const std::vector<Case>& cases, uint64_t stream, Fn fn)
+    -> std::vector<std::invoke_result_t<Fn&, const Case&>> {
+  using R = std::invoke_result_t<Fn&, const Case&>;
+  static_assert(!std::is_same_v<R, bool>, "return char: std::vector<bool> cannot travel");
+  std::vector<size_t> order(cases.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  shuffle(order, stream);
+  const std::vector<R> asked = sized(run([&] {
+    std::vector<R> out;
+    out.reserve(cases.size());
+    for (size_t i : order) out.push_back(fn(cases[i]));
+    return out;
+  }), cases.size());
+  std::vector<R> in_order(cases.size());
+  for (size_t k = 0; k < order.size(); ++k) in_order[order[k]] = asked[k];
+  return in_order;
+}
+
 // v, when it has n elements; else throws Failed. What comes back from a child is data the
 // learner's code could have written in the grader's place: it is indexed only after this.
 template <class V>
@@ -349,8 +442,9 @@ V sized(V v, size_t n) {
 }
 
 // ---- every float32 through a conversion to 16 bits (chapters 04 and 11) ---------------------
-// The learner's conversion runs on every float32 bit pattern (every stride-th block of 65536
-// with stride > 1) in a child, with OpenMP; per block it returns a digest of its answers, a
+// The learner's conversion runs on every float32 bit pattern (with stride > 1, every
+// stride-th block of 65536, from a block drawn from the seed among the first stride) in a
+// child, with OpenMP; per block it returns a digest of its answers, a
 // multilinear hash (sum of key_i * answer_i mod 2^32, odd random keys: one wrong answer in a
 // block always changes it, since key_i * d is not 0 mod 2^32 for an odd key and 0 < |d| <
 // 2^16), while this process digests the expected answers the same way. The first block whose digests differ is run
@@ -363,15 +457,16 @@ struct WrongFloat {
   uint32_t bits;    // the input
   uint16_t answer;  // the learner's answer
 };
-std::vector<uint32_t> digest_keys(size_t n);
+std::vector<uint32_t> digest_keys(size_t n, uint64_t seed);
 
 template <class Learner, class Expected, class Fold>
 std::optional<WrongFloat> first_wrong_float(Grader& g, int64_t stride, Learner learner, Expected expected,
                                             Fold fold) {
-  constexpr uint64_t kBlock = uint64_t(1) << 16;
-  const size_t n = size_t(((int64_t(1) << 32) / int64_t(kBlock) + stride - 1) / stride);
-  const std::vector<uint32_t> keys = digest_keys(kBlock);
-  auto block_start = [&](size_t k) { return uint64_t(k) * uint64_t(stride) * kBlock; };
+  constexpr uint64_t kBlock = uint64_t(1) << 16, kBlocks = (uint64_t(1) << 32) / kBlock;
+  const uint64_t offset = stride > 1 ? g.seed_for(0x5eed) % uint64_t(stride) : 0;
+  const size_t n = size_t((kBlocks - offset + uint64_t(stride) - 1) / uint64_t(stride));
+  const std::vector<uint32_t> keys = digest_keys(kBlock, g.seed_for(0xd16e57));
+  auto block_start = [&](size_t k) { return (uint64_t(k) * uint64_t(stride) + offset) * kBlock; };
   auto fill_inputs = [](uint64_t base, float* in) {
     for (uint64_t i = 0; i < kBlock; ++i) {
       const uint32_t u = uint32_t(base + i);
@@ -429,6 +524,11 @@ std::optional<WrongFloat> first_wrong_float(Grader& g, int64_t stride, Learner l
   }
   return std::nullopt;
 }
+
+// The first wrong answer among the parts of one check ("" when every part is right), each
+// part run only when those before it were right: the hand-picked inputs, whose explanations
+// are the clearest, then the inputs drawn from the seed.
+std::string first_wrong(std::initializer_list<std::function<std::string()>> parts);
 
 // Formats like printf into a std::string (for the explanations).
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,6 +1,6 @@
 #!/bin/sh
 # grade_all.sh pass|fail SOURCE_DIR GRADER... — runs every grader (with --quick: sampled
-# sweeps) and prints one line each.
+# sweeps, and a seed drawn here, printed in its line) and prints one line each.
 #   pass: every grader must pass (exit 0, score y of y)            — the reference solutions
 #   fail: every grader must fail with score 0 (exit 1, 0 of y)     — the exercises as shipped,
 #         and send the learner to a README heading that exists ("Read "## ..." in README.md")
@@ -10,12 +10,13 @@ trap 'rm -rf "$tmp"' EXIT
 bad=0
 for grader in "$@"; do
   name=$(basename "$grader")
-  "$grader" --quick --result "$tmp/result" >"$tmp/out" 2>&1; rc=$?
+  seed=$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')
+  "$grader" --quick --seed "$seed" --result "$tmp/result" >"$tmp/out" 2>&1; rc=$?
   passed=$(sed -n 's/^passed=//p' "$tmp/result" 2>/dev/null)
   score=$(sed -n 's/^score=//p' "$tmp/result" 2>/dev/null)
   of=$(sed -n 's/^of=//p' "$tmp/result" 2>/dev/null)
   rm -f "$tmp/result"
-  line="$name: exit $rc, score ${score:-?} of ${of:-?}"
+  line="$name --seed $seed: exit $rc, score ${score:-?} of ${of:-?}"
   if [ "$want" = pass ]; then
     ok=$([ "$rc" -eq 0 ] && [ "$passed" = 1 ] && [ "$score" = "$of" ] && [ "${of:-0}" -gt 0 ] && echo yes)
   else

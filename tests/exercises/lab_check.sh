@@ -11,7 +11,8 @@
 #   - a chapter that does not exist, and one without an exercise, fail at once, exit 2,
 #     without starting a build
 #   - --hint prints the hints one level at a time, --hint N a given one, and remembers the level
-#   - check all prints one table and --report writes the JSON a teacher collects
+#   - check all prints one table and --report writes the JSON a teacher collects (with the seed
+#     of each grading and the SHA-256 of each file graded); --seed N repeats a grading
 #   - the cheat's printed PASS counts for nothing: not yet, 0 of the grader's own number of
 #     checks; a crashing grader is said in words, without the shell's "Segmentation fault"
 #   - bad arguments exit 2 with one line: among them a --report that is a folder (nothing is
@@ -99,6 +100,16 @@ run check 05
 [[ "$rc" -eq 1 && "$out" == *"the grader of chapter 05 itself crashed (SEGV)"* ]] || fail "check 05 (crashes): exit $rc: $out"
 [[ "$out" != *"Segmentation fault"* ]] || fail "check 05 shows the shell's message: $out"
 echo "ok: the cheat's own PASS counts for nothing (0 of its $checks checks); a crashing grader is said in words"
+
+# 3c. --seed N: the grader draws its inputs from N, and the report names it and the file's hash.
+run check 01 --seed 18446744073709551615 --report "$T/seeded.json"
+[ "$rc" -eq 0 ] && grep -q '"seed": "18446744073709551615"' "$T/seeded.json" \
+  && grep -Eq '"sha256": "[0-9a-f]{64}"' "$T/seeded.json" || fail "check 01 --seed: exit $rc: $(cat "$T/seeded.json")"
+for bad in 18446744073709551616 -1 abc; do
+  run check 01 --seed "$bad"
+  [ "$rc" -eq 2 ] || fail "check 01 --seed $bad: exit $rc, expected 2 ($out)"
+done
+echo "ok: --seed N reaches the grader and the report; a seed past 2^64-1 is refused"
 
 # 4. All chapters: one table, and the report.
 run check all --report "$T/report.json" --name 'Ada "A." Lovelace'

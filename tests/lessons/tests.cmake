@@ -27,6 +27,41 @@ foreach(nn 01 02 03 04 05 06 07 08 09 10 11)
     set_tests_properties(lesson_${nn}_unknown_flag_exits_2 PROPERTIES LABELS "lesson")
   endif()
 endforeach()
+# The READMEs' `./lab lesson` commands, as written, run one after the other in a fresh folder:
+# no two write the same run folder, none fails. The default run skips the long ones (the
+# SmallCNN trainings of chapters 02 and 10, chapter 02's five epochs on all 60000 images:
+# about 5 minutes on 2 cores) and runs the other 18 (about 15 s); the test labelled "long",
+# which ./lab test leaves out (ctest -L long runs it), runs every one of them.
+set(_hg_readmes "")
+foreach(nn 01 02 03 04 05 06 07 08 09 10 11)
+  file(GLOB _hg_dir LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/lessons/${nn}_*)
+  if(_hg_dir AND TARGET lesson_${nn})
+    list(APPEND _hg_readmes ${_hg_dir}/README.md)
+  endif()
+endforeach()
+if(_hg_readmes)
+  set(_hg_readme_run bash ${CMAKE_CURRENT_LIST_DIR}/readme_commands.sh ${CMAKE_SOURCE_DIR}/lab ${CMAKE_BINARY_DIR}
+                     ${CMAKE_SOURCE_DIR}/lessons)
+  add_test(NAME lessons_readme_commands_run_in_order
+           COMMAND ${_hg_readme_run} --skip "--model (mlp,)?smallcnn|^\\./lab lesson 02$" ${_hg_readmes})
+  add_test(NAME lessons_readme_commands_run_in_order_all COMMAND ${_hg_readme_run} ${_hg_readmes})
+  set_tests_properties(lessons_readme_commands_run_in_order PROPERTIES LABELS "lesson")
+  set_tests_properties(lessons_readme_commands_run_in_order_all PROPERTIES LABELS "lesson;long")
+endif()
+
+# Every chapter program that runs OpenMP threads sets their wait policy itself, so that one
+# started directly is as fast as through ./lab (chapters 03 and 04's programs have none).
+set(_hg_programs "")
+foreach(nn 01 02 05 06 07 08 09 10 11)
+  if(TARGET lesson_${nn})
+    list(APPEND _hg_programs $<TARGET_FILE:lesson_${nn}>)
+  endif()
+endforeach()
+if(_hg_programs)
+  add_test(NAME lessons_set_their_omp_wait_policy
+           COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/wait_policy.sh ${_hg_programs})
+  set_tests_properties(lessons_set_their_omp_wait_policy PROPERTIES LABELS "lesson")
+endif()
 foreach(nn 02)
   if(TARGET lesson_${nn})
     add_test(NAME lesson_${nn}_missing_resume_file_exits_2
