@@ -204,6 +204,33 @@ RunResult train(const std::string& precision, const hg::train::CommonFlags& f, h
   return r;
 }
 
+// The comparison table, each run against the first (FP32 by default), and the largest gradients.
+void print_summary(const std::vector<RunResult>& runs) {
+  std::printf("\n%-9s %9s %9s %9s %9s %10s %9s %12s %13s %8s\n", "precision", "test acc",
+              "macro P", "macro R", "macro F1", "last loss", "s/epoch", "activations",
+              "weight copies", "skipped");
+  for (const auto& r : runs)
+    if (r.diverged) std::printf("%-9s %s\n", r.precision.c_str(), r.diverged.message().c_str());
+    else std::printf("%-9s %9.4f %9.4f %9.4f %9.4f %10.4f %9.2f %9.3f MB %10.3f MB %8lld\n",
+                     r.precision.c_str(), r.report.accuracy, r.report.macro_precision,
+                     r.report.macro_recall, r.report.macro_f1, r.last_loss, r.seconds_per_epoch,
+                     r.activation_bytes / 1e6, r.weight_copy_bytes / 1e6, (long long)r.skipped);
+  if (runs.size() >= 2 && runs[0].activation_bytes > 0 && !runs[0].diverged)
+    for (size_t i = 1; i < runs.size(); ++i)
+      if (!runs[i].diverged)
+        std::printf("%s vs %s: time x%.2f, activation memory x%.2f, accuracy %+.4f\n",
+                    runs[i].precision.c_str(), runs[0].precision.c_str(),
+                    runs[i].seconds_per_epoch / runs[0].seconds_per_epoch,
+                    double(runs[i].activation_bytes) / double(runs[0].activation_bytes),
+                    runs[i].report.accuracy - runs[0].report.accuracy);
+  for (const auto& r : runs) {
+    std::printf("%-9s largest |gradient| %.3g (step %lld)", r.precision.c_str(), r.max_grad,
+                (long long)r.max_grad_step);
+    if (r.skipped > 0) std::printf("; skipped steps: %s", r.skipped_steps.c_str());
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 // ---- 3. main ------------------------------------------------------------------------------
@@ -251,29 +278,7 @@ int main(int argc, char** argv) {
     std::vector<RunResult> runs;
     for (const auto& p : wanted) runs.push_back(train(p, f, device, epochs, stats_every, scale_flags, data));
 
-    std::printf("\n%-9s %9s %9s %9s %9s %10s %9s %12s %13s %8s\n", "precision", "test acc",
-                "macro P", "macro R", "macro F1", "last loss", "s/epoch", "activations",
-                "weight copies", "skipped");
-    for (const auto& r : runs)
-      if (r.diverged) std::printf("%-9s %s\n", r.precision.c_str(), r.diverged.message().c_str());
-      else std::printf("%-9s %9.4f %9.4f %9.4f %9.4f %10.4f %9.2f %9.3f MB %10.3f MB %8lld\n",
-                       r.precision.c_str(), r.report.accuracy, r.report.macro_precision,
-                       r.report.macro_recall, r.report.macro_f1, r.last_loss, r.seconds_per_epoch,
-                       r.activation_bytes / 1e6, r.weight_copy_bytes / 1e6, (long long)r.skipped);
-    if (runs.size() >= 2 && runs[0].activation_bytes > 0 && !runs[0].diverged)
-      for (size_t i = 1; i < runs.size(); ++i)
-        if (!runs[i].diverged)
-          std::printf("%s vs %s: time x%.2f, activation memory x%.2f, accuracy %+.4f\n",
-                      runs[i].precision.c_str(), runs[0].precision.c_str(),
-                      runs[i].seconds_per_epoch / runs[0].seconds_per_epoch,
-                      double(runs[i].activation_bytes) / double(runs[0].activation_bytes),
-                      runs[i].report.accuracy - runs[0].report.accuracy);
-    for (const auto& r : runs) {
-      std::printf("%-9s largest |gradient| %.3g (step %lld)", r.precision.c_str(), r.max_grad,
-                  (long long)r.max_grad_step);
-      if (r.skipped > 0) std::printf("; skipped steps: %s", r.skipped_steps.c_str());
-      std::printf("\n");
-    }
+    print_summary(runs);
     if (per_class)
       for (const auto& r : runs)
         if (!r.diverged)

@@ -166,21 +166,8 @@ RunResult train(DType low, const Bf16Run& settings, const hg::data::ImageDataset
   return r;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  grader::Grader g({"11", "F32 -> BF16 rounding, and a run BF16 survives", "11_bfloat16", "Exercise"}, argc, argv);
-  g.own_code_only({{"hg::float_to_bf16_bits", "halfgrad's own F32 -> BF16 conversion"},
-                   {"hg::bfloat16::bfloat16(float)", "the hg::bfloat16 constructor, halfgrad's conversion"},
-                   {"hg::convert_bits", "halfgrad's conversion between any two formats"},
-                   {"hg::encode", "halfgrad's rounding of a value into any format"},
-                   {"hg::cast", "the tensor cast, which rounds with halfgrad's conversion"},
-                   {"hg::Tensor::to", "the tensor cast, which rounds with halfgrad's conversion"},
-                   {"hg::", "a function of halfgrad: the conversion is written with the bits of x alone"},
-                   {"__truncsfbf2", "the compiler's __bf16 conversion"}},
-                  {{"vcvtneps2bf16", "the CPU's AVX-512 BF16 conversion"},
-                   {"vcvtne2ps2bf16", "the CPU's AVX-512 BF16 conversion"}});
-
+// Part 1: student_float_to_bf16 against halfgrad's conversion.
+void grade_conversion(grader::Grader& g) {
   // Part 1, easy to hard; a mistake stops the rest of part 1. A group's inputs are asked in
   // an order drawn from the grading's seed; the sweep's sample (--quick) starts at a block
   // drawn from it.
@@ -223,7 +210,10 @@ int main(int argc, char** argv) {
     return explain(x, bad->answer, hg::float_to_bf16_bits(x));
   });
   g.stop_at_first_failure(false);
+}
 
+// Part 2: student_bf16_wins, chapter 11's experiment with the learner's settings.
+void grade_experiment(grader::Grader& g) {
   // Part 2: one experiment, two checks. The learner's settings come from a child; the two
   // runs are the grader's own, made here at the first of the two checks.
   RunResult f16, bf16;
@@ -284,5 +274,24 @@ int main(int argc, char** argv) {
                                    "above).");
             return "";
           });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  grader::Grader g({"11", "F32 -> BF16 rounding, and a run BF16 survives", "11_bfloat16", "Exercise"}, argc, argv);
+  g.own_code_only({{"hg::float_to_bf16_bits", "halfgrad's own F32 -> BF16 conversion"},
+                   {"hg::bfloat16::bfloat16(float)", "the hg::bfloat16 constructor, halfgrad's conversion"},
+                   {"hg::convert_bits", "halfgrad's conversion between any two formats"},
+                   {"hg::encode", "halfgrad's rounding of a value into any format"},
+                   {"hg::cast", "the tensor cast, which rounds with halfgrad's conversion"},
+                   {"hg::Tensor::to", "the tensor cast, which rounds with halfgrad's conversion"},
+                   {"hg::", "a function of halfgrad: the conversion is written with the bits of x alone"},
+                   {"__truncsfbf2", "the compiler's __bf16 conversion"}},
+                  {{"vcvtneps2bf16", "the CPU's AVX-512 BF16 conversion"},
+                   {"vcvtne2ps2bf16", "the CPU's AVX-512 BF16 conversion"}});
+
+  grade_conversion(g);
+  grade_experiment(g);
   return g.finish();
 }
