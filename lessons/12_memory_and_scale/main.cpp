@@ -40,6 +40,7 @@
 
 #include "datasets/text.h"
 #include "framework/amp/grad_scaler.h"
+#include "framework/cpu/wait_policy.h"
 #include "framework/io/run_log.h"
 #include "framework/memory/formulas.h"
 #include "framework/memory/report.h"
@@ -546,6 +547,7 @@ int load_corpus(const CLI::App& app, const Options& o, const hg::train::Training
 }  // namespace
 
 int main(int argc, char** argv) {
+  hg::set_omp_wait_policy(argv);  // idle threads sleep, also when run directly (wait_policy.h)
   CLI::App app{"halfgrad chapter 12: a small GPT trained on text, FP32 / F16 AMP / BF16 AMP"};
   Options o;
   hg::train::TrainingState saved;  // the checkpoint's, when resuming

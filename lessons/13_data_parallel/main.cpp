@@ -45,6 +45,7 @@
 
 #include "datasets/fashion_mnist.h"
 #include "framework/autograd/grad_mode.h"
+#include "framework/cpu/wait_policy.h"
 #include "framework/dist/parallel_layers.h"
 #include "framework/dist/ring_allreduce.h"
 #include "framework/dist/sampler.h"
@@ -469,6 +470,7 @@ int run_sections(Communicator& comm, const Flags& flags, const Task& task, const
 }  // namespace ch13
 
 int main(int argc, char** argv) {
+  hg::set_omp_wait_policy(argv);  // idle threads sleep, also when run directly (wait_policy.h); before MPI starts
   using namespace ch13;
   std::unique_ptr<Communicator> comm;
   try {

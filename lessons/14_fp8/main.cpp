@@ -30,6 +30,7 @@
 #include "datasets/text.h"
 #include "framework/amp/autocast.h"
 #include "framework/amp/grad_scaler.h"
+#include "framework/cpu/wait_policy.h"
 #include "framework/data/loader.h"
 #include "framework/fp8/mlp.h"
 #include "framework/io/run_log.h"
@@ -498,6 +499,7 @@ int parse_flags(CLI::App& app, int argc, char** argv, Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hg::set_omp_wait_policy(argv);  // idle threads sleep, also when run directly (wait_policy.h)
   CLI::App app{"Chapter 14: FP8 formats, scaling recipes, the FP8 GEMM's accumulation, and FP8 training"};
   Flags f;
   if (const int code = parse_flags(app, argc, argv, f); code != kGoOn) return code;

@@ -52,7 +52,7 @@ endif()
 # Every chapter program that runs OpenMP threads sets their wait policy itself, so that one
 # started directly is as fast as through ./lab (chapters 03 and 04's programs have none).
 set(_hg_programs "")
-foreach(nn 01 02 05 06 07 08 09 10 11)
+foreach(nn 01 02 05 06 07 08 09 10 11 12 13 14)
   if(TARGET lesson_${nn})
     list(APPEND _hg_programs $<TARGET_FILE:lesson_${nn}>)
   endif()
