@@ -190,20 +190,20 @@ int main(int argc, char** argv) {
                    {"hg::", "a function of halfgrad: this exercise is written with plain arithmetic on the history"}});
   g.stop_at_first_failure(true);
   // Each check: the hand-picked sequences, then 4 of the same kind drawn from this grading's
-  // seed (one stream per check), all asked in an order drawn from it.
+  // seed (stream k for check k), all asked in an order drawn from it (stream 100 + k).
   constexpr int kDrawn = 4;
   g.check("the first step: the amax enters the history, scale = fp8_max / amax", [&] {
     return replay_all(g, with_drawn(g, 1, {{Format::E4M3, 4, 0, {2.0f}}, {Format::E5M2, 4, 0, {7.0f}},
                                            {Format::E4M3, 1, 0, {0.5f}}}, kDrawn, [](Draw& d) {
       return Sequence{d.format(), d.between(1, 20), 0, d.amaxes(1, -20, 10)};
-    }), 1);
+    }), 101);
   });
   g.check("the scale follows the largest amax of the history, not the newest", [&] {
     return replay_all(g, with_drawn(g, 2, {{Format::E4M3, 3, 0, {2.0f, 8.0f, 1.0f, 1.0f}},
                                            {Format::E5M2, 5, 0, {0.25f, 1.0f, 0.5f}}}, kDrawn, [](Draw& d) {
       const int length = d.between(3, 10);  // no amax leaves the history: the max is over them all
       return Sequence{d.format(), length, 0, d.amaxes(d.between(3, length), -8, 8)};
-    }), 2);
+    }), 102);
   });
   g.check("the history keeps `length` steps: an old spike leaves it", [&] {
     return replay_all(g, with_drawn(g, 3, {{Format::E4M3, 3, 0, {8.0f, 1.0f, 1.0f, 1.0f, 1.0f}},
@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
       Sequence q{d.format(), length, 0, {d.amax(5, 8)}};  // a spike, then steps that push it out
       for (float a : d.amaxes(length + d.between(1, 6), -4, 4)) q.amaxes.push_back(a);
       return q;
-    }), 3);
+    }), 103);
   });
   g.check("amax 0 (an all-zero tensor) keeps the scale", [&] {
     return replay_all(g, with_drawn(g, 4, {{Format::E4M3, 2, 0, {0.0f, 0.0f}}, {Format::E4M3, 1, 0, {4.0f, 0.0f}}},
@@ -221,7 +221,7 @@ int main(int argc, char** argv) {
       for (float& a : q.amaxes)
         if (d.between(0, 9) < 4) a = 0;
       return q;
-    }), 4);
+    }), 104);
   });
   g.check("inf and NaN keep the scale; a NaN freezes it until it leaves the history", [&] {
     return replay_all(g, with_drawn(g, 5, {{Format::E4M3, 3, 0, {2.0f, INFINITY, 1.0f}},
@@ -236,13 +236,13 @@ int main(int argc, char** argv) {
       q.amaxes.push_back(d.amax(4, 6));
       for (float a : d.amaxes(length + d.between(0, 2), -2, 2)) q.amaxes.push_back(a);
       return q;
-    }), 5);
+    }), 105);
   });
   g.check("margin: the amax lands 2^margin below fp8_max", [&] {
     return replay_all(g, with_drawn(g, 6, {{Format::E4M3, 4, 2, {2.0f}}, {Format::E5M2, 2, 1, {3.0f, 1.0f, 1.0f}}},
                                     kDrawn, [](Draw& d) {
       return Sequence{d.format(), d.between(1, 5), d.between(1, 4), d.amaxes(d.between(1, 6), -8, 8)};
-    }), 6);
+    }), 106);
   });
   g.check("an amax too small for a float scale (1e-38, a subnormal): FLT_MAX", [&] {
     return replay_all(g, with_drawn(g, 7, {{Format::E4M3, 2, 0, {0x1p-149f, 1.0f, 1.0f}},
@@ -251,11 +251,11 @@ int main(int argc, char** argv) {
       Sequence q{d.format(), d.between(1, 4), d.between(0, 2), {d.amax(-149, -125)}};
       for (float a : d.amaxes(d.between(0, 3), -4, 4)) q.amaxes.push_back(a);
       return q;
-    }), 7);
+    }), 107);
   });
   g.check("200 random sequences (E4M3 and E5M2, lengths 1 to 20, margins 0 to 2, with 0, inf and NaN)", [&] {
     Draw d{g.rng(8)};
-    return replay_all(g, random_sequences(d), 8);
+    return replay_all(g, random_sequences(d), 108);
   });
   return g.finish();
 }
