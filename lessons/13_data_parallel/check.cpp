@@ -6,11 +6,17 @@
 // not send, a rank's numbers added twice, a rank's own numbers overwritten, a sum left
 // incomplete. Then the same schedule sums real numbers (hg::dist::simulate_ring_allreduce):
 // exact sums of small integers, and the same bits on every rank for random floats.
+//
+// Every check runs on inputs drawn from this grading's seed beside the hand-picked ones: the
+// numbers summed, the buffer lengths and, from 4 ranks on, rings larger than 8 ranks. Each
+// rank's step is asked in an order drawn from the seed, so a schedule recorded from one
+// grading's calls, or answered in the order they came, fits no other.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "framework/dist/ring_allreduce.h"
@@ -33,18 +39,18 @@ std::string ranks_list(const std::vector<int>& counts, int want) {
 
 // Follows whose numbers each chunk holds. "" when every rank ends with every chunk's
 // complete sum, each rank's numbers counted once.
-std::string follow(grader::Grader& g, int N) {
+// The schedule is asked rank by rank and step by step in an order drawn from stream `stream`.
+std::string follow(grader::Grader& g, int N, uint64_t stream) {
   using Counts = std::vector<int>;  // per contributing rank: how often its numbers are in
   std::vector<std::vector<Counts>> chunk(size_t(N), std::vector<Counts>(size_t(N), Counts(size_t(N), 0)));
   for (int k = 0; k < N; ++k)
     for (int c = 0; c < N; ++c) chunk[size_t(k)][size_t(c)][size_t(k)] = 1;  // rank k's own numbers
   const int steps = 2 * (N - 1);
-  const std::vector<hg::dist::RingStep> schedule = grader::sized(g.run([&] {
-    std::vector<hg::dist::RingStep> out;
-    for (int step = 0; step < steps; ++step)
-      for (int k = 0; k < N; ++k) out.push_back(student_ring_step(k, N, step));
-    return out;
-  }), size_t(steps) * N);
+  std::vector<std::pair<int, int>> asked;  // (step, rank), step by step
+  for (int step = 0; step < steps; ++step)
+    for (int k = 0; k < N; ++k) asked.emplace_back(step, k);
+  const std::vector<hg::dist::RingStep> schedule =
+      g.answers(asked, stream, [N](const std::pair<int, int>& a) { return student_ring_step(a.second, N, a.first); });
   for (int step = 0; step < steps; ++step) {
     const std::string at = format("%d ranks, step %d (%s): ", N, step,
                                   step < N - 1 ? "phase 1, reduce-scatter" : "phase 2, all-gather");
@@ -120,13 +126,16 @@ std::vector<std::vector<float>> after_ring(grader::Grader& g, const std::vector<
   return out;
 }
 
-// The same schedule on numbers. Small integers: every order gives the exact sum.
-std::string sums(grader::Grader& g, int N, int64_t n) {
+// The same schedule on numbers drawn from stream `stream`. Small integers (|x| < 2^12, at most
+// 40 ranks: every partial sum stays below 2^24, where floats hold every integer): every order
+// gives the exact sum.
+std::string sums(grader::Grader& g, int N, int64_t n, uint64_t stream) {
+  std::mt19937_64 rng = g.rng(stream);
   std::vector<std::vector<float>> buffers(static_cast<size_t>(N), std::vector<float>(static_cast<size_t>(n)));
   std::vector<float> want(size_t(n), 0.0f);
   for (int k = 0; k < N; ++k)
     for (int64_t i = 0; i < n; ++i) {
-      buffers[size_t(k)][size_t(i)] = float((k + 1) * 1000 + (i * 7) % 31);
+      buffers[size_t(k)][size_t(i)] = float(int64_t(rng() % 8191) - 4095);
       want[size_t(i)] += buffers[size_t(k)][size_t(i)];
     }
   buffers = after_ring(g, buffers);
@@ -138,9 +147,20 @@ std::string sums(grader::Grader& g, int N, int64_t n) {
   return "";
 }
 
-std::string ring(grader::Grader& g, int N, int64_t n) {
-  const std::string why = follow(g, N);
-  return why.empty() ? sums(g, N, n) : why;
+// One ring of N ranks and n numbers each: the order of its calls is drawn from stream
+// `stream`, its numbers from stream `stream` + 1000.
+std::string ring(grader::Grader& g, int N, int64_t n, uint64_t stream) {
+  const std::string why = follow(g, N, stream);
+  return why.empty() ? sums(g, N, n, stream + 1000) : why;
+}
+
+// The first wrong of several rings, (N, n) each, drawn from streams `stream`, `stream` + 1, ...
+std::string rings(grader::Grader& g, const std::vector<std::pair<int, int64_t>>& sizes, uint64_t stream) {
+  for (const auto& [N, n] : sizes) {
+    const std::string why = ring(g, N, n, stream++);
+    if (!why.empty()) return why;
+  }
+  return "";
 }
 
 }  // namespace
@@ -151,23 +171,31 @@ int main(int argc, char** argv) {
   g.own_code_only({{"hg::dist::ring_step", "halfgrad's ring schedule, which is what you are writing"},
                    {"hg::dist::ring_allreduce", "halfgrad's ring over MPI"},
                    {"hg::dist::simulate_ring_allreduce", "halfgrad's simulated ring"}});
-  g.check("2 ranks: both end with the sum", [&] { return ring(g, 2, 10); });
-  g.check("3 ranks: every chunk goes round the ring once to be summed, once to be shared",
-          [&] { return ring(g, 3, 30); });
-  g.check("4 to 8 ranks, buffer lengths that do not split evenly", [&] {
-    for (int N = 4; N <= 8; ++N)
-      for (int64_t n : {int64_t(N), int64_t(1001)}) {
-        const std::string why = ring(g, N, n);
-        if (!why.empty()) return why;
-      }
-    return std::string();
+  // The hand-picked sizes first (2 and 3 ranks, n = N, lengths that do not split evenly), then
+  // sizes drawn from this grading's seed (a stream per check): buffer lengths from 1 (chunks
+  // left empty) to 2000, and rings of 9 to 40 ranks.
+  auto length = [](std::mt19937_64& rng) { return int64_t(1 + rng() % 2000); };
+  g.check("2 ranks: both end with the sum", [&] {
+    std::mt19937_64 rng = g.rng(1);
+    return rings(g, {{2, 10}, {2, length(rng)}}, 100);
+  });
+  g.check("3 ranks: every chunk goes round the ring once to be summed, once to be shared", [&] {
+    std::mt19937_64 rng = g.rng(2);
+    return rings(g, {{3, 30}, {3, length(rng)}}, 200);
+  });
+  g.check("4 to 8 ranks and two rings of 9 to 40, buffer lengths that do not split evenly", [&] {
+    std::mt19937_64 rng = g.rng(3);
+    std::vector<std::pair<int, int64_t>> sizes;
+    for (int N : {4, 5, 6, 7, 8, int(9 + rng() % 32), int(9 + rng() % 32)})
+      for (int64_t n : {int64_t(N), int64_t(1001), length(rng)}) sizes.emplace_back(N, n);
+    return rings(g, sizes, 300);
   });
   g.check("random floats on 5 ranks: every rank ends with the same bits", [&] {
-    const std::string why = follow(g, 5);
+    const std::string why = follow(g, 5, 400);
     if (!why.empty()) return why;
-    std::mt19937 rng(13);
+    std::mt19937_64 rng = g.rng(4);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<std::vector<float>> buffers(5, std::vector<float>(103));
+    std::vector<std::vector<float>> buffers(5, std::vector<float>(size_t(5 + rng() % 200)));
     for (auto& b : buffers)
       for (float& x : b) x = u(rng) * std::ldexp(1.0f, int(rng() % 20) - 10);
     buffers = after_ring(g, buffers);

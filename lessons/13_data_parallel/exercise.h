@@ -12,8 +12,8 @@
 // student_ring_step(rank, N, step) says what rank `rank` does at `step`: the chunk it sends,
 // the chunk it receives, and whether it adds (accumulate = true) or copies.
 //
-// exercise.cpp is yours; `./lab check 13` runs your schedule on 2 to 8 simulated ranks, in one
-// process, and follows every chunk.
+// exercise.cpp is yours; `./lab check 13` runs your schedule on 2 to 40 simulated ranks, in
+// one process, and follows every chunk.
 #include "framework/dist/ring_allreduce.h"
 
 hg::dist::RingStep student_ring_step(int rank, int world_size, int step);
