@@ -74,7 +74,7 @@ int64_t parameters_of(const GPTConfig& c) {
   return hg::nn::GPT(c, gen).num_parameters();
 }
 
-// 2 sequences of T tokens and their targets.
+// n token ids, (i + shift) mod V: a batch (shift 0) and its targets (shift 1).
 std::vector<int32_t> tokens(int64_t n, int64_t V, int64_t shift) {
   std::vector<int32_t> ids;
   for (int64_t i = 0; i < n; ++i) ids.push_back(int32_t((i + shift) % V));
