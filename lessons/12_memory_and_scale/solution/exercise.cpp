@@ -29,3 +29,25 @@ ModelStates student_model_states(int64_t params, hg::memory::OptimizerKind optim
   }
   return s;
 }
+
+FlopsPerToken student_flops_per_token(const hg::nn::GPTConfig& config, int64_t T) {
+  const int64_t L = config.n_layer, C = config.n_embd, V = config.vocab_size;
+  FlopsPerToken f;
+  // A token meets a weight in the four Linear layers of each block, C·3C + C·C + C·4C + 4C·C
+  // = 12C² multiply-adds, and in the LM head, C·V, whether its weight is wte's (tied) or its
+  // own: the embeddings are looked up, and biases and layer norms only add and scale.
+  const int64_t block_weights = 2 * 12 * C * C;
+  f.weights_forward = L * block_weights + 2 * C * V;
+  // Per head, a token's query meets the T keys (T·D multiply-adds) and its T attention
+  // weights meet the T values (T·D): 2·T·C over the H heads, in full: the matmul computes
+  // every score and causal_softmax masks the upper half afterwards. T, the sequence's length,
+  // not block_size.
+  const int64_t block_attention = 2 * 2 * T * C;
+  f.attention_forward = L * block_attention;
+  // Backward computes two products of the same size for each one of the forward pass: the
+  // gradient of its input and of its weight (of q and k, of att and v): 3× the forward.
+  // Recomputed blocks run their forward once more in backward; the head does not.
+  const int64_t forward = f.weights_forward + f.attention_forward;
+  f.training_step = 3 * forward + (config.recompute_blocks ? L * (block_weights + block_attention) : 0);
+  return f;
+}

@@ -11,3 +11,5 @@ int64_t student_gpt_parameters(const hg::nn::GPTConfig&) {
 }
 
 ModelStates student_model_states(int64_t, hg::memory::OptimizerKind, hg::memory::Precision) { return {}; }
+
+FlopsPerToken student_flops_per_token(const hg::nn::GPTConfig&, int64_t) { return {}; }
