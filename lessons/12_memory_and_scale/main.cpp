@@ -150,7 +150,8 @@ double measure_peak_gflops(hg::Device device) {
 Compute compute_of(const hg::nn::GPT& model, hg::Device device, double peak_gflops) {
   const hg::nn::GPTConfig& c = model.config;
   Compute out;
-  out.matmul_params = model.num_parameters() - c.block_size * c.n_embd;  // all but wpe
+  // All but the embeddings that are only looked up: wpe, and wte when the head has its own weight.
+  out.matmul_params = model.num_parameters() - c.block_size * c.n_embd - (c.tied ? 0 : c.vocab_size * c.n_embd);
   out.flops_per_token = 6.0 * double(out.matmul_params) + 12.0 * double(c.n_layer * c.n_embd * c.block_size);
   out.peak_gflops = peak_gflops > 0 ? peak_gflops : measure_peak_gflops(device);
   return out;
@@ -158,8 +159,9 @@ Compute compute_of(const hg::nn::GPT& model, hg::Device device, double peak_gflo
 
 void print_compute(const hg::nn::GPT& model, const Compute& comp, bool peak_given, hg::Device device) {
   const hg::nn::GPTConfig& config = model.config;
-  std::printf("== 3. model and compute: %s\n  %lld parameters, %lld in matmuls (N, all but the position embedding)\n",
-              config.str().c_str(), (long long)model.num_parameters(), (long long)comp.matmul_params);
+  std::printf("== 3. model and compute: %s\n  %lld parameters, %lld in matmuls (N, all but %s)\n",
+              config.str().c_str(), (long long)model.num_parameters(), (long long)comp.matmul_params,
+              config.tied ? "the position embedding" : "the two embeddings");
   std::printf("  FLOPs per token = 6N + 12·L·C·T = %.0f + %.0f = %.3g\n", 6.0 * double(comp.matmul_params),
               12.0 * double(config.n_layer * config.n_embd * config.block_size), comp.flops_per_token);
   std::printf("  peak of this machine: %.1f GFLOP/s (%s, %s)\n\n", comp.peak_gflops,

@@ -26,6 +26,8 @@
 #   prompt     --prompt '' is refused before any training (exit 2, no run folder)
 #   oversized  a GPT too large for memory (under ulimit -v): exit 1, one line saying how
 #              many bytes its parameters and training need, not "std::bad_alloc"
+#   untied     N of "6N" is the same tied or untied: an LM head of its own adds V·C
+#              parameters to the products and takes wte's V·C out of them (only looked up)
 #   big_resume --resume of a 1 GiB file that is not a checkpoint (sparse) under a 1 GB
 #              address-space limit: refused from its first bytes, not read whole first
 set -e
@@ -43,6 +45,15 @@ T="--text tiny.txt --n-layer 1 --n-head 2 --n-embd 16 --block-size 8 --batch-siz
    --eval-batches 2 --sample-chars 20 --threads 1 --peak-gflops 1"
 
 case "$CASE" in
+untied)
+  # "P parameters, N in matmuls": untied has V·C more parameters and the same N.
+  "$L" $T --steps 2 --eval-every 2 --run-name tied >tied.txt
+  "$L" $T --steps 2 --eval-every 2 --run-name untied --untied >untied.txt
+  line() { sed -n 's/^ *\([0-9]*\) parameters, \([0-9]*\) in matmuls.*/\1 \2/p' "$1"; }
+  set -- $(line tied.txt) $(line untied.txt)
+  [ $# -eq 4 ] || { cat tied.txt untied.txt; echo "no parameter line"; exit 1; }
+  echo "tied: $1 parameters, N = $2; untied: $3 parameters, N = $4"
+  [ "$3" -gt "$1" ] && [ "$2" -eq "$4" ] || { echo "N must not change with an untied head"; exit 1; } ;;
 resume)
   A="$T --steps 8 --eval-every 4 --precision amp_f16 --grad-accum 2"
   "$L" $A --checkpoint straight.ckpt --run-name straight >straight.txt

@@ -4,7 +4,7 @@
 if(TARGET lesson_12)
   set(_hg_expect ${PROJECT_SOURCE_DIR}/tests/lessons/expect_error.sh)
   set(_hg_l12 ${CMAKE_CURRENT_LIST_DIR}/lesson_12.sh)
-  foreach(case resume accum diverged learns memory plan recompute files live data prompt oversized big_resume)
+  foreach(case resume accum diverged learns memory plan recompute files live data prompt oversized big_resume untied)
     add_test(NAME lesson_12_${case} COMMAND sh ${_hg_l12} $<TARGET_FILE:lesson_12> ${case})
     set_tests_properties(lesson_12_${case} PROPERTIES LABELS "lesson")
   endforeach()
