@@ -14,6 +14,7 @@
 // Sections: 1. flags   2. branches (a second run of this program)   3. main
 #include <CLI/CLI.hpp>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -85,8 +86,13 @@ void add_flags(CLI::App& app, Flags& f) {
 // A branch is this program again, from the checkpoint, in its own run folder, with the data
 // flags of this one (the loader's position is only valid on the same images). It ends with
 // this program: it is started with --exit-with-parent, and main waits for it.
+struct Branch {
+  pid_t pid;
+  std::string dir;  // runs/<name>
+};
+
 std::string start_branch(const Flags& f, const std::string& checkpoint, const std::string& recipe,
-                         const std::string& run_name, std::vector<pid_t>& children) {
+                         const std::string& run_name, std::vector<Branch>& children) {
   std::vector<std::string> args = {kProgram, "--from", checkpoint, "--recipe", recipe, "--run-name", run_name,
                                    "--limit-train", std::to_string(f.limit_train), "--limit-test",
                                    std::to_string(f.limit_test), "--threads", std::to_string(f.threads),
@@ -101,8 +107,29 @@ std::string start_branch(const Flags& f, const std::string& checkpoint, const st
   pid_t pid = 0;
   const int rc = ::posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ);
   if (rc != 0) return std::string("cannot start ") + kProgram + ": " + std::strerror(rc);
-  children.push_back(pid);
+  children.push_back({pid, hg::train::run_path(run_name)});
   return "";
+}
+
+// A branch ends where its parent was told to stop: "stop" at the parent's last step, through the
+// branch's own control channel (once the branch has made it), then wait for it. A parent that
+// ended otherwise (diverged, failed) ends its branches now.
+void end_branches(const std::vector<Branch>& children, bool finished, int64_t step) {
+  for (const Branch& b : children) {
+    const std::string control = b.dir + "/control.jsonl";
+    int fd = -1;
+    bool ended = false;  // reaped already: its pid may be another process's now
+    for (int i = 0; finished && fd < 0 && i < 600 && !ended; ++i) {
+      ended = ::waitpid(b.pid, nullptr, WNOHANG) == b.pid;
+      fd = ended ? -1 : ::open(control.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);  // the branch makes it
+      if (fd < 0 && !ended) ::usleep(100000);
+    }
+    if (ended) continue;
+    const std::string line = "{\"cmd\":\"stop\",\"at\":" + std::to_string(step) + "}\n";
+    if (fd < 0 || ::write(fd, line.data(), line.size()) != ssize_t(line.size())) ::kill(b.pid, SIGTERM);
+    if (fd >= 0) ::close(fd);
+    ::waitpid(b.pid, nullptr, 0);
+  }
 }
 
 }  // namespace
@@ -131,8 +158,9 @@ int main(int argc, char** argv) {
   const std::string problem = hg::train::check_run_folders({f.run_name}, /*overwrite=*/false, /*resume=*/false);
   if (!problem.empty()) return hg::train::usage_error(app, problem);
 
-  std::vector<pid_t> children;
+  std::vector<Branch> children;
   int rc = 0;
+  int64_t last_step = 0;
   try {
     const hg::train::FashionMnist data = hg::train::load_fashion_mnist_normalized(f.data, f.limit_train, f.limit_test);
     const std::string dir = hg::train::claim_run_folder(f.run_name, false, false);
@@ -143,7 +171,8 @@ int main(int argc, char** argv) {
                                        {"growth_interval", f.live.growth_interval}, {"limit_train", f.limit_train},
                                        {"limit_test", f.limit_test}, {"script", f.script}, {"from", f.from}}}});
     hg::train::ControlChannel control(dir + "/control.jsonl");
-    hg::io::write_file_atomic(control.path(), "");  // there for the viewer to append to
+    hg::io::write_file_atomic(control.path(), "");  // there for the viewer to append to: the
+                                                    // folder is new, so nothing is in it yet
     hg::train::LiveTrainer trainer(data, f.live, log, f.from);
     std::printf("%s: %s, recipe %s, %s at step %lld; commands: %s\n", kProgram, dir.c_str(), f.live.recipe.c_str(),
                 trainer.paused() ? "paused" : "training", (long long)trainer.step(), control.path().c_str());
@@ -151,16 +180,17 @@ int main(int argc, char** argv) {
     rc = trainer.run(script, control, [&](const std::string& ckpt, const std::string& recipe, const std::string& name) {
       return start_branch(f, ckpt, recipe, name, children);
     });
+    last_step = trainer.step();
     std::printf("RESULT steps=%lld recipe=%s steps_per_s=%.1f\n", (long long)trainer.step(),
                 trainer.config().recipe.c_str(), trainer.steps_per_second());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", kProgram, e.what());
     rc = 1;
   }
-  // Branches end with this run: at the same --steps, or now when this one was told to stop.
-  for (pid_t pid : children) {
-    if (f.live.max_steps == 0) ::kill(pid, SIGTERM);
-    ::waitpid(pid, nullptr, 0);
-  }
+  // A run that reached --steps leaves its branches to reach it too (they have the same
+  // --steps); one told to stop earlier tells them where.
+  const bool at_steps = f.live.max_steps > 0 && last_step >= f.live.max_steps;
+  if (!at_steps) end_branches(children, rc == 0, last_step);
+  for (const Branch& b : children) ::waitpid(b.pid, nullptr, 0);
   return rc;
 }

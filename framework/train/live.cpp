@@ -236,7 +236,9 @@ std::string LiveTrainer::apply(const Command& c, const std::string& source) {
   std::string why;
   nlohmann::json effect = nlohmann::json::object();
   State& s = *st_;
-  if (c.at >= 0 && c.at < step_) {
+  // A stop whose step has passed stops now: a parent ending its branches at its own last step
+  // finds a branch that is ahead of it (docs/run-log.md). Every other command is refused.
+  if (c.at >= 0 && c.at < step_ && c.kind != CommandKind::Stop) {
     why = "at " + std::to_string(c.at) + ": that step has passed (the run is at step " + std::to_string(step_) + ")";
   } else {
     switch (c.kind) {

@@ -278,7 +278,7 @@ TEST_CASE("live: bad commands are refused with a reason, and the run goes on") {
   CHECK(losses == 4);
 }
 
-TEST_CASE("live: a step that has passed is refused, in a script and on the channel") {
+TEST_CASE("live: a step that has passed is refused, except by stop") {
   TempDir tmp;
   static const hg::train::FashionMnist data = tiny_data();
   hg::io::RunLog log(tmp.path + "/run", {{"lesson", "live"}});
@@ -291,6 +291,10 @@ TEST_CASE("live: a step that has passed is refused, in a script and on the chann
   REQUIRE(p.command);
   CHECK(t.apply(*p.command, "test").find("has passed") != std::string::npos);
   CHECK(t.config().lr == 0.05);  // unchanged
+  // Except a stop: a parent ending its branches at its own last step finds a branch ahead of it.
+  const auto stop = hg::train::parse_script_command("at 1 stop");
+  REQUIRE(stop.command);
+  CHECK(t.apply(*stop.command, "test") == "");
 }
 
 TEST_CASE("live: a script gives the same log twice, and the log replays to the same log") {
