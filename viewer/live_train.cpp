@@ -164,9 +164,11 @@ int main(int argc, char** argv) {
   try {
     const hg::train::FashionMnist data = hg::train::load_fashion_mnist_normalized(f.data, f.limit_train, f.limit_test);
     const std::string dir = hg::train::claim_run_folder(f.run_name, false, false);
-    hg::io::RunLog log(dir, {{"lesson", "live"}, {"model", "mlp"}, {"precision", f.live.recipe}, {"device", "cpu"},
+    // "precision": "live": the recipe changes as the run goes; it starts as args.recipe, and
+    // every change is a command event.
+    hg::io::RunLog log(dir, {{"lesson", "live"}, {"model", "mlp"}, {"precision", "live"}, {"device", "cpu"},
                              {"seed", f.live.seed},
-                             {"args", {{"batch_size", f.live.batch_size}, {"lr", f.live.lr},
+                             {"args", {{"recipe", f.live.recipe}, {"batch_size", f.live.batch_size}, {"lr", f.live.lr},
                                        {"momentum", f.live.momentum}, {"log2_scale", f.live.log2_scale},
                                        {"growth_interval", f.live.growth_interval}, {"limit_train", f.limit_train},
                                        {"limit_test", f.limit_test}, {"script", f.script}, {"from", f.from}}}});

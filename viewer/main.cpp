@@ -425,7 +425,17 @@ int main(int argc, char** argv) {
     // Each picture reads the runs it shows and no others (App::load_view), so its time grows
     // with what it shows, not with the runs found. What a window would show in each panel's
     // problem lines, and an incomplete last line, go to stderr once per run read.
-    if (app.lab.run.started()) {  // the picture of a live run is the picture after its script
+    // A picture of a live run is the picture after its script; frame times are measured while
+    // it trains (from its first logged step on), reading what it writes as the window does.
+    const bool measure_live = app.lab.run.started() && measure_frames > 0;
+    for (auto t0 = Clock::now(); measure_live && seconds_since(t0) < lab_wait; ) {
+      follow_lab_run(app);
+      if (!app.lab.run.running() || (app.has_run(app.lab.run_index) && app.runs[app.lab.run_index].data().max_step >= 0))
+        break;
+      app.runs.poll({app.lab.run_index}, 0.03, /*background=*/false);
+      glfwWaitEventsTimeout(0.05);
+    }
+    if (app.lab.run.started() && !measure_live) {
       if (!app.lab.run.wait(lab_wait))
         std::fprintf(stderr, "halfgrad-viewer: the live run %s still runs after %g s (--lab-wait); "
                              "the picture shows it as far as it got\n", app.lab.run.dir().c_str(), lab_wait);
@@ -458,6 +468,7 @@ int main(int argc, char** argv) {
           app.bit_boxes = &boxes;
           app.plot_boxes = &plots;
           auto f0 = Clock::now();
+          if (measure_live) app.poll(0.03);  // what the run wrote since the last frame
           frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true, mouse);
           double ui_ms = seconds_since(f0) * 1e3;
           fb.bind();
@@ -486,6 +497,10 @@ int main(int argc, char** argv) {
                       app.runs.size(), app.runs.read_count(), bytes / 1e6, static_cast<long long>(lines), load_s,
                       panel_id(app.panel), width, height, sum / ms.size(), ms[ms.size() / 2],
                       ms.back(), measure_frames, ui[ui.size() / 2], peak_memory_mb());
+          if (measure_live && app.has_run(app.lab.run_index))
+            std::printf("lab: %s trained while measured, at step %lld by the last frame (%s)\n",
+                        app.lab.run.dir().c_str(), static_cast<long long>(app.runs[app.lab.run_index].data().max_step),
+                        app.lab.run.running() ? "still training" : app.lab.run.ended().c_str());
         }
         if (path.empty()) continue;
         std::string err = write_png(path, width, height, fb.read());

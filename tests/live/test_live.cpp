@@ -394,3 +394,16 @@ TEST_CASE("live: a run killed mid-training leaves a folder that reads whole") {
   CHECK(fs::exists(tmp.path + "/runs/k/control.jsonl"));
 }
 #endif
+
+TEST_CASE("live: the shipped demo scripts load") {
+  int scripts = 0;
+  for (const auto& e : fs::directory_iterator(std::string(HG_SOURCE_DIR) + "/docs/demos")) {
+    if (e.path().extension() != ".txt") continue;
+    INFO(e.path());
+    const std::vector<Command> commands = hg::train::load_script(e.path().string());
+    CHECK(commands.size() >= 3);
+    CHECK(commands.back().kind == hg::train::CommandKind::Stop);  // a demo ends where it says
+    ++scripts;
+  }
+  CHECK(scripts >= 3);
+}

@@ -63,10 +63,9 @@ LiveState live_state(const App& app) {
   const RunData& d = app.runs[app.lab.run_index].data();
   s.data = &d;
   s.step = d.max_step;
-  if (d.run_json.is_object() && d.run_json.contains("precision") && d.run_json["precision"].is_string())
-    s.recipe = d.run_json["precision"].get<std::string>();
   if (d.run_json.is_object() && d.run_json.contains("args") && d.run_json["args"].is_object()) {
     const nlohmann::json& a = d.run_json["args"];
+    if (a.contains("recipe") && a["recipe"].is_string()) s.recipe = a["recipe"];
     if (a.contains("growth_interval") && a["growth_interval"].is_number_integer()) s.growth_interval = a["growth_interval"];
     if (a.contains("lr") && a["lr"].is_number()) s.lr = a["lr"];
   }
@@ -198,8 +197,9 @@ void follow_lab_run(App& app) {
   if (!lab.run.started()) return;
   namespace fs = std::filesystem;
   std::error_code ec;
-  auto join = [&](const std::string& dir) {
-    if (app.find_run(dir) >= 0 || !fs::exists(fs::path(dir) / "run.json", ec)) return -1;
+  auto join = [&](const std::string& dir) {  // its index, once its folder has a run.json
+    if (const int i = app.find_run(dir); i >= 0) return i;  // found already (under runs/)
+    if (!fs::exists(fs::path(dir) / "run.json", ec)) return -1;
     app.roots.push_back(dir);
     app.scan();
     return app.find_run(dir);
