@@ -55,9 +55,11 @@ void add_flags(CLI::App& app, Flags& f) {
   auto& c = f.live;
   app.add_option("--recipe", c.recipe, "fp32 | fp16_naive | master_weights | static_scale | dynamic_scale | "
                  "amp_f16 | amp_bf16")->capture_default_str()->check(OneOf(live_recipes()));
-  app.add_option("--lr", c.lr, "learning rate")->capture_default_str()->check(FiniteIn(1e-30, kMaxLr, "a learning rate in (0, 10]"));
-  app.add_option("--momentum", c.momentum, "SGD momentum")->capture_default_str()->check(FiniteIn(0, 1, "a number from 0 to 1"));
-  app.add_option("--log2-scale", c.log2_scale, "the loss scale as a power of two: static_scale's S, where a GradScaler starts")
+  app.add_option("--lr", c.lr, "learning rate")->capture_default_str()
+      ->check(FiniteIn(1e-30, kMaxLr, "a learning rate in (0, 10]"));
+  app.add_option("--momentum", c.momentum, "SGD momentum")->capture_default_str()
+      ->check(FiniteIn(0, 1, "a number from 0 to 1"));
+  app.add_option("--log2-scale", c.log2_scale, "log2 of the loss scale: static_scale's S, where a GradScaler starts")
       ->capture_default_str()->check(WholeIn(kMinLog2Scale, kMaxLog2Scale, "a power of two's exponent, -126 to 127"));
   app.add_option("--growth-interval", c.growth_interval, "the GradScaler doubles S after this many good steps")
       ->capture_default_str()->check(WholeIn(1, kMaxGrowthInterval, "a number of steps >= 1"));
@@ -74,10 +76,13 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--run-name", f.run_name, "run folder name under runs/")->capture_default_str()->check(RunName());
   app.add_option("--script", f.script, "commands at given steps (a text script, JSON lines, or a run's events.jsonl)")
       ->check(CLI::ExistingFile);
-  app.add_option("--from", f.from, "start from a branch checkpoint (runs/<name>/branch_<step>.ckpt)")->check(CLI::ExistingFile);
+  app.add_option("--from", f.from, "start from a branch checkpoint (runs/<name>/branch_<step>.ckpt)")
+      ->check(CLI::ExistingFile);
   app.add_option("--data", f.data, "FashionMNIST folder (default: $HG_DATA, then /usr/share/datasets/fashion-mnist)");
-  app.add_option("--limit-train", f.limit_train, "the first N training images (-1: all)")->capture_default_str()->check(ImageLimit());
-  app.add_option("--limit-test", f.limit_test, "the first N test images (-1: all)")->capture_default_str()->check(ImageLimit());
+  app.add_option("--limit-train", f.limit_train, "the first N training images (-1: all)")->capture_default_str()
+      ->check(ImageLimit());
+  app.add_option("--limit-test", f.limit_test, "the first N test images (-1: all)")->capture_default_str()
+      ->check(ImageLimit());
   app.add_option("--threads", f.threads, "CPU threads (0: all)")->capture_default_str()->check(Threads());
   app.add_flag("--exit-with-parent", f.exit_with_parent, "end when the program that started this one ends");
 }

@@ -24,8 +24,8 @@
 // the scaler at the run's loss scale. A branch saves the weights and where the data stands
 // (train/checkpoint.h) in the run folder; the program then starts a second run from it.
 //
-// Nothing here measures time: the same seed, data and script give the same log, line for
-// line, whatever the machine's load (the test compares two runs).
+// Nothing here measures time: the same seed, data, thread count and script give the same log,
+// line for line, whatever the machine's load (the test compares two runs).
 #include <cstdint>
 #include <functional>
 #include <memory>

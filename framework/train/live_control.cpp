@@ -216,7 +216,8 @@ std::vector<Command> load_script(const std::string& path) {
       }
       const ParsedCommand p = parse_command(j);
       if (!p.command) throw std::runtime_error(where + p.refusal);
-      if (p.command->at < 0) throw std::runtime_error(where + "a script's command needs \"at\": the step it takes effect at");
+      if (p.command->at < 0)
+        throw std::runtime_error(where + "a script's command needs \"at\": the step it takes effect at");
       out.push_back(*p.command);
       continue;
     }

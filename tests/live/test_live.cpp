@@ -206,8 +206,9 @@ TEST_CASE("live: every command is applied and logged at the step it took effect"
   for (const auto& e : commands) {
     INFO(e.dump());
     CHECK(e["applied"] == true);
-    applied.push_back({e["step"].get<int64_t>(), e["command"]["cmd"].get<std::string>() +
-                                                     (e["command"].contains("key") ? " " + e["command"]["key"].get<std::string>() : "")});
+    const nlohmann::json& c = e["command"];
+    applied.push_back({e["step"].get<int64_t>(),
+                       c["cmd"].get<std::string>() + (c.contains("key") ? " " + c["key"].get<std::string>() : "")});
   }
   const std::vector<std::pair<int64_t, std::string>> expected = {
       {0, "set lr"}, {2, "set recipe"}, {3, "branch"}, {4, "set recipe"}, {5, "set loss_scale"}, {6, "set recipe"},

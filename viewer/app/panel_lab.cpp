@@ -94,20 +94,39 @@ void measure_rate(LabState& lab, int64_t step) {
 }
 
 // ---- knobs ------------------------------------------------------------------------------
+void start(App& app, std::vector<std::string> args) {
+  LabState& lab = app.lab;
+  args.insert(args.end(), {"--recipe", recipes()[size_t(lab.recipe)], "--log2-scale", std::to_string(lab.log2_scale)});
+  const std::string why = lab.run.start(lab.live_exe, args);
+  lab.message = why.empty() ? "started " + lab.run.dir() : why;
+  lab.run_index = -1, lab.branches.clear(), lab.rate_step = -1;
+}
+
 void draw_start(App& app) {
   LabState& lab = app.lab;
   ImGui::TextWrapped("Train chapter 02's MLP on FashionMNIST live, in any recipe of chapters 06-11.");
   combo("recipe##start", lab.recipe);
   ImGui::SliderInt("log2 S##start", &lab.log2_scale, -24, 24, "S = 2^%d");
-  if (ImGui::Button("Start", ImVec2(ImGui::GetContentRegionAvail().x, 0))) {
-    std::vector<std::string> args = lab.args;
-    args.insert(args.end(), {"--recipe", recipes()[size_t(lab.recipe)], "--log2-scale", std::to_string(lab.log2_scale)});
-    const std::string why = lab.run.start(lab.live_exe, args);
-    lab.message = why.empty() ? "started " + lab.run.dir() : why;
-    lab.run_index = -1, lab.branches.clear(), lab.rate_step = -1;
-  }
+  if (ImGui::Button("Start", ImVec2(ImGui::GetContentRegionAvail().x, 0))) start(app, lab.args);
   help_marker("Starts halfgrad-live in a new folder runs/lab_<N> (never one that exists). The viewer "
               "only writes commands to its control.jsonl and reads its log (docs/run-log.md).");
+  // A run that ended leaves its branch checkpoints: start again from one of them, in the recipe
+  // chosen above (a run that diverged at step 180 can go on from step 100 in another recipe).
+  if (!lab.run.started() || lab.run.running()) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::pair<int64_t, std::string>> saved;  // (step, file)
+  for (fs::directory_iterator it(lab.run.dir(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string f = it->path().filename().string();
+    if (f.rfind("branch_", 0) == 0 && it->path().extension() == ".ckpt")
+      saved.push_back({std::atoll(f.c_str() + 7), it->path().string()});
+  }
+  std::sort(saved.begin(), saved.end());
+  for (const auto& [step, file] : saved) {
+    ImGui::PushID(file.c_str());
+    if (ImGui::Button(("Start from step " + std::to_string(step)).c_str())) start(app, {"--from", file});
+    ImGui::PopID();
+  }
 }
 
 void draw_knobs(App& app, const LiveState& s) {
@@ -198,8 +217,8 @@ void follow_lab_run(App& app) {
   namespace fs = std::filesystem;
   std::error_code ec;
   auto join = [&](const std::string& dir) {  // its index, once its folder has a run.json
-    if (const int i = app.find_run(dir); i >= 0) return i;  // found already (under runs/)
-    if (!fs::exists(fs::path(dir) / "run.json", ec)) return -1;
+    if (!fs::exists(fs::path(dir) / "run.json", ec)) return -1;  // one stat a frame until then
+    if (const int i = app.find_run(dir); i >= 0) return i;     // found already (under runs/)
     app.roots.push_back(dir);
     app.scan();
     return app.find_run(dir);
