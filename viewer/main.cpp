@@ -7,11 +7,12 @@
 //      is exit 2 with one line, before any work
 //   2. --make-demo-runs: write synthetic demo runs and stop
 //   3. find the runs to show (reading none yet) and, with {run} in --screenshot, the file each
-//      picture goes to: two runs that would share one are refused, before any work
+//      picture goes to: two runs that would share one are refused, before any work; with
+//      --lab or --script, start a live run (the Lab panel, viewer/lab.h)
 //   4. open a window (hidden for screenshots); with no display, say so and stop
 //   5. set up ImGui: font and sizes for --ui-scale
-//   6. --screenshot / --measure-frames: read what the view shows, render offscreen, write the
-//      PNG or the timings, stop
+//   6. --screenshot / --measure-frames: (wait for a live run to end,) read what the view shows,
+//      render offscreen, write the PNG or the timings, stop
 //   7. otherwise the interactive loop: read the runs shown, then the others while the memory
 //      budget has room (viewer/run_set.h), re-read growing runs, draw the panels
 #include <GLFW/glfw3.h>
@@ -37,6 +38,7 @@
 
 #include "viewer/app/app.h"
 #include "viewer/app/screenshot.h"
+#include "framework/train/live_control.h"
 #include "viewer/demo_run.h"
 
 namespace fs = std::filesystem;
@@ -160,12 +162,28 @@ int main(int argc, char** argv) {
   int64_t budget_mib = limits::kDefaultBudgetBytes >> 20;
   bool heat_true = false;
   std::string per_layer = "underflow";
+  bool lab = false, presenter = false;
+  std::string lab_script, lab_recipe = "fp32";
+  int64_t lab_steps = 0;
+  double lab_wait = 300;
   DemoOptions demo;
   cli.add_option("paths", paths, "runs/ folders or single run folders (default: runs)");
   cli.add_option("--screenshot", screenshot, "render one panel into this PNG and exit; with {run} "
                                             "in the name, one PNG per run (--run, else every run)");
-  cli.add_option("--panel", panel_name, "panel to show: bits, gradients, scale, memory, fp8, runs")
-      ->check(CLI::IsMember({"bits", "gradients", "scale", "memory", "fp8", "runs"}));
+  cli.add_option("--panel", panel_name, "panel to show: lab, bits, gradients, scale, memory, fp8, runs "
+                                        "(with --presenter: gradients, scale or memory beside the Lab's knobs)")
+      ->check(CLI::IsMember({"lab", "bits", "gradients", "scale", "memory", "fp8", "runs"}));
+  cli.add_flag("--lab", lab, "start a live run at once (the Lab panel; runs/lab_<N>)");
+  cli.add_option("--script", lab_script, "start a live run that applies this script's commands at their "
+                                         "steps (docs/run-log.md, \"The control channel\")")
+      ->check(CLI::ExistingFile);
+  cli.add_option("--lab-recipe", lab_recipe, "the live run's first recipe")
+      ->check(CLI::IsMember(hg::train::live_recipes()))->capture_default_str();
+  cli.add_option("--lab-steps", lab_steps, "the live run stops at this step (0: when told to)")
+      ->check(CLI::Range(int64_t(0), limits::kMaxStep));
+  cli.add_option("--lab-wait", lab_wait, "screenshots: wait at most this many seconds for the live run to end")
+      ->check(finite_range(0, 3600))->capture_default_str();
+  cli.add_flag("--presenter", presenter, "a projector's layout: the Lab's knobs and one panel, no tabs");
   cli.add_option("--run", run_keys, "a run folder (or name) to select; repeat to overlay several")
       ->allow_extra_args(false);  // one folder per --run, so positional paths may follow
   cli.add_option("--param", param, "gradients panel: the parameter to show");
@@ -243,6 +261,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "halfgrad-viewer: %s\n", problem.c_str());
     return 2;
   }
+  if (!lab_script.empty()) {  // checked whole here, so a typo is one line now, not a dead run later
+    try {
+      hg::train::load_script(lab_script);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "halfgrad-viewer: --script %s\n", e.what());
+      return 2;
+    }
+  }
+  lab = lab || !lab_script.empty();
+  if (presenter && panel_name != "gradients" && panel_name != "scale" && panel_name != "memory") {
+    if (cli.count("--panel") > 0) {
+      std::fprintf(stderr, "halfgrad-viewer: --presenter shows gradients, scale or memory beside the knobs, "
+                           "not --panel %s\n", panel_name.c_str());
+      return 2;
+    }
+    panel_name = "gradients";
+  }
   for (const auto& p : paths) {
     if (std::string problem = check_folder(p); !problem.empty()) {
       std::fprintf(stderr, "halfgrad-viewer: %s\n", problem.c_str());
@@ -292,11 +327,30 @@ int main(int argc, char** argv) {
   app.grads.step = step;
   app.grads.heat_true = heat_true;
   app.grads.per_layer = per_layer == "underflow" ? 0 : per_layer == "subnormal" ? 1 : 2;
-  app.panel = panel_name == "bits" ? Panel::Bits
+  app.panel = panel_name == "lab" ? Panel::Lab
+            : panel_name == "bits" ? Panel::Bits
             : panel_name == "gradients" ? Panel::Gradients
             : panel_name == "scale" ? Panel::Scale
             : panel_name == "memory" ? Panel::Memory
             : panel_name == "fp8" ? Panel::Fp8 : Panel::Runs;
+  app.presenter = presenter;
+  app.lab.live_exe = live_program_beside_this_one();
+  if (!lab_script.empty()) app.lab.args = {"--script", lab_script};
+  if (lab_steps > 0) app.lab.args.insert(app.lab.args.end(), {"--steps", std::to_string(lab_steps)});
+  if (presenter || lab) {  // the knobs, and the panel --panel names beside them
+    if (app.panel != Panel::Lab && app.panel != Panel::Bits) app.lab.view = app.panel;
+    app.panel = Panel::Lab;
+  }
+  if (lab) {
+    const auto& names = hg::train::live_recipes();
+    app.lab.recipe = int(std::find(names.begin(), names.end(), lab_recipe) - names.begin());
+    std::vector<std::string> args = app.lab.args;
+    args.insert(args.end(), {"--recipe", lab_recipe});
+    if (std::string why = app.lab.run.start(app.lab.live_exe, args); !why.empty()) {
+      std::fprintf(stderr, "halfgrad-viewer: --lab: %s\n", why.c_str());
+      return 1;
+    }
+  }
   app.bits.only = only;
   if (only) app.bits.focus = only;
   if (!value.empty() && !bits_set_text(app.bits, value, *app.bits.focus)) {
@@ -371,6 +425,24 @@ int main(int argc, char** argv) {
     // Each picture reads the runs it shows and no others (App::load_view), so its time grows
     // with what it shows, not with the runs found. What a window would show in each panel's
     // problem lines, and an incomplete last line, go to stderr once per run read.
+    // A picture of a live run is the picture after its script; frame times are measured while
+    // it trains (from its first logged step on), reading what it writes as the window does.
+    const bool measure_live = app.lab.run.started() && measure_frames > 0;
+    for (auto t0 = Clock::now(); measure_live && seconds_since(t0) < lab_wait; ) {
+      follow_lab_run(app);
+      if (!app.lab.run.running() || (app.has_run(app.lab.run_index) && app.runs[app.lab.run_index].data().max_step >= 0))
+        break;
+      app.runs.poll({app.lab.run_index}, 0.03, /*background=*/false);
+      glfwWaitEventsTimeout(0.05);
+    }
+    if (app.lab.run.started() && !measure_live) {
+      if (!app.lab.run.wait(lab_wait))
+        std::fprintf(stderr, "halfgrad-viewer: the live run %s still runs after %g s (--lab-wait); "
+                             "the picture shows it as far as it got\n", app.lab.run.dir().c_str(), lab_wait);
+      else
+        std::printf("lab: %s: %s\n", app.lab.run.dir().c_str(), app.lab.run.ended().c_str());
+      follow_lab_run(app);
+    }
     std::vector<char> reported(app.runs.size(), 0);
     try {
       Offscreen fb(width, height);
@@ -396,6 +468,7 @@ int main(int argc, char** argv) {
           app.bit_boxes = &boxes;
           app.plot_boxes = &plots;
           auto f0 = Clock::now();
+          if (measure_live) app.poll(0.03);  // what the run wrote since the last frame
           frame(app, ImVec2(float(width), float(height)), /*no_mouse=*/true, mouse);
           double ui_ms = seconds_since(f0) * 1e3;
           fb.bind();
@@ -424,6 +497,10 @@ int main(int argc, char** argv) {
                       app.runs.size(), app.runs.read_count(), bytes / 1e6, static_cast<long long>(lines), load_s,
                       panel_id(app.panel), width, height, sum / ms.size(), ms[ms.size() / 2],
                       ms.back(), measure_frames, ui[ui.size() / 2], peak_memory_mb());
+          if (measure_live && app.has_run(app.lab.run_index))
+            std::printf("lab: %s trained while measured, at step %lld by the last frame (%s)\n",
+                        app.lab.run.dir().c_str(), static_cast<long long>(app.runs[app.lab.run_index].data().max_step),
+                        app.lab.run.running() ? "still training" : app.lab.run.ended().c_str());
         }
         if (path.empty()) continue;
         std::string err = write_png(path, width, height, fb.read());

@@ -420,6 +420,20 @@ bool parse_event_line(const std::string& line, RunData& d, std::string* why) {
     if (!f.ok()) return fail(f.why());
     d.held_bytes += held(n.text);
     d.notes.push_back(std::move(n));
+  } else if (type == "command") {
+    CommandEvent c;
+    c.step = step;
+    f.boolean("applied", c.applied, Need::Required);
+    f.name("source", c.source);
+    const json* cmd = f.find("command", Need::Optional);
+    if (cmd && !cmd->is_object()) f.fail("command", describe(*cmd) + " is not an object");
+    if (f.ok() && cmd && cmd->dump().size() > kMaxNoteBytes) f.fail("command", "longer than a note");
+    f.text("text", c.text, kMaxNoteBytes, cmd ? Need::Optional : Need::Required);
+    f.text("reason", c.reason, kMaxNoteBytes, c.applied ? Need::Optional : Need::Required);
+    if (!f.ok()) return fail(f.why());
+    if (cmd) c.command = *cmd;
+    d.held_bytes += held(c.source) + held(c.text) + held(c.reason) + (cmd ? held(cmd->dump()) : 0);
+    d.commands.push_back(std::move(c));
   } else if (type == "end") {
     std::string status;
     f.name("status", status);

@@ -22,7 +22,8 @@
 //     `problems` as "line 17: why"), skipped.
 //   - a line longer than kMaxLineBytes: counted as corrupt when it passes the limit, and the
 //     rest of it skipped up to its '\n' without being held.
-//   - a line whose "type" is not one of scalar/loss_scale/grad_hist/memory/fp8_scale/note/end:
+//   - a line whose "type" is not one of scalar/loss_scale/grad_hist/memory/fp8_scale/note/
+//     command/end:
 //     counted in `unknown_types`, skipped.
 //   - a step that is not after the last one of its series (a run resumed from an earlier
 //     checkpoint logs those steps again; a repeated line): the newer line wins, the points
@@ -163,6 +164,19 @@ struct Note {
   std::string text;
 };
 
+// A command of a live run's control channel, applied or refused (the `command` event,
+// docs/run-log.md, "The control channel"). Validated: `applied` a boolean, `source` a name,
+// the command an object (kept as one line of JSON, at most kMaxNoteBytes) or, for a line that
+// was no command, its `text`; a refusal's `reason` a text.
+struct CommandEvent {
+  int64_t step = 0;
+  bool applied = false;
+  std::string source;   // "script", "control.jsonl line 3"
+  nlohmann::json command;  // the command object; null for a line that was none
+  std::string text;     // that line, as the program read it
+  std::string reason;   // why it was refused
+};
+
 // Everything read from one run folder so far.
 struct RunData {
   std::string dir;   // the folder
@@ -181,6 +195,7 @@ struct RunData {
   std::vector<std::string> fp8_tensors;             // FP8 tensors in order of appearance
   std::map<std::string, Fp8Series> fp8;             // by tensor: "fc1.x", "fc1.w", "fc1.dy"
   std::vector<Note> notes;                          // in file order
+  std::vector<CommandEvent> commands;               // in file order (a live run's)
   std::string end_status;  // "" while running; "finished" / "failed" after the end event
   int64_t max_step = -1;
 

@@ -10,6 +10,7 @@
 # machine). Two pictures stay SYNTHETIC DEMO DATA (--make-demo-runs, labelled in red on the
 # picture) because no short real run shows what they show: gradients that underflow FP16 (the
 # MLP's sit above 2^-24), and PyTorch's growth interval of 2000 steps over thousands of steps.
+# The Lab pictures are of live runs the viewer starts itself (section 4).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$(cd "${1:-$ROOT/build}" && pwd)"
@@ -94,4 +95,19 @@ rm -rf "$DEMO"
 shot --screenshot "$OUT/viewer_gradients_demo_underflow.png" --panel gradients \
      --run "$DEMO/demo_fp16_naive" --param conv1.weight --step 5000 --size 1280x800
 shot --screenshot "$OUT/viewer_scale_demo.png" --panel scale "$DEMO" --size 1280x800
+# ---- 4. the Lab panel: live runs the viewer starts and drives with a script -------------
+# Each viewer starts halfgrad-live in runs/lab_1 of a folder of its own, runs the script, then
+# takes the picture (of a run that ended, or, with --lab-wait, of one paused at the script's
+# last line).
+LAB="$BUILD/lab_runs"
+rm -rf "$LAB"
+lshot() { local dir="$LAB/$1"; shift; mkdir -p "$dir"; (cd "$dir" && shot "$@" 2>/dev/null | grep -v '^wrote'); }
+printf 'at 0 set recipe master_weights\nat 60 set recipe static_scale; at 60 set loss_scale 2^-12\nat 125 pause\n' \
+  > "$BUILD/lab_paused.txt"
+lshot paused --script "$BUILD/lab_paused.txt" --panel lab --param fc2.weight --lab-wait 8 \
+      --screenshot "$OUT/viewer_lab.png" --size 1280x800
+lshot presenter --script "$ROOT/docs/demos/09_dynamic_scale.txt" --presenter --panel scale --ui-scale 1.5 \
+      --screenshot "$OUT/viewer_lab_presenter.png" --size 1280x800
+lshot branch --script "$ROOT/docs/demos/07_lost_updates.txt" --presenter --panel scale \
+      --screenshot "$OUT/viewer_lab_branch.png" --size 1280x800
 ls -l "$OUT"/viewer_*.png

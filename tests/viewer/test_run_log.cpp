@@ -1241,3 +1241,33 @@ TEST_CASE("fp8_scale: the fp8_delayed demo run casts with delayed scaling's own 
   }
   CHECK(saturating_steps > 0);  // the delay shows: some steps saturate
 }
+
+TEST_CASE("command events of a live run: applied, refused with a reason, or a line that was no command") {
+  RunData d;
+  std::string why;
+  REQUIRE(parse_event_line(R"({"type":"command","step":7,"source":"script","applied":true,)"
+                           R"("command":{"cmd":"set","key":"loss_scale","log2":-4},"effect":{"before_log2":16}})", d, &why));
+  REQUIRE(parse_event_line(R"({"type":"command","step":9,"source":"control.jsonl line 2","applied":false,)"
+                           R"("text":"garbage","reason":"not JSON: garbage"})", d, &why));
+  REQUIRE(d.commands.size() == 2);
+  CHECK(d.commands[0].applied);
+  CHECK(d.commands[0].command["log2"] == -4);
+  CHECK(d.commands[1].reason == "not JSON: garbage");
+  CHECK(d.commands[1].text == "garbage");
+  CHECK(d.unknown_types == 0);
+  // Each missing or mistyped field: refused with its name, nothing stored.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"({"type":"command","step":1,"source":"script","command":{"cmd":"stop"}})", "applied"},
+      {R"({"type":"command","step":1,"source":"script","applied":"yes","command":{"cmd":"stop"}})", "applied"},
+      {R"({"type":"command","step":1,"applied":true,"command":{"cmd":"stop"}})", "source"},
+      {R"({"type":"command","step":1,"source":"script","applied":true,"command":[1]})", "command"},
+      {R"({"type":"command","step":1,"source":"script","applied":true})", "text"},
+      {R"({"type":"command","step":1,"source":"script","applied":false,"command":{"cmd":"stop"}})", "reason"},
+  };
+  for (const auto& [line, field] : bad) {
+    INFO(line);
+    CHECK_FALSE(parse_event_line(line, d, &why));
+    CHECK(why.find(field) != std::string::npos);
+  }
+  CHECK(d.commands.size() == 2);
+}

@@ -49,3 +49,20 @@ add_test(NAME viewer_many_runs
          COMMAND bash ${_hg_tdir}/many_runs_test.sh "${_hg_viewer_exe}"
                  $<TARGET_FILE:viewer_png_check> ${CMAKE_CURRENT_BINARY_DIR}/viewer_many_runs)
 set_tests_properties(viewer_many_runs PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180)
+
+# test_viewer_lab   the Lab panel's process side (viewer/lab.h): a new folder, a command
+#                   appended whole, a run killed from outside seen as ended (doctest, no display).
+# viewer_lab        the Lab panel under xvfb-run (lab_test.sh): a live run from --script with every
+#                   command, its log and picture; the same script twice, the same log; a bad script
+#                   refused; a run that dies reported; the viewer killed, the run's files whole.
+add_executable(test_viewer_lab ${_hg_tdir}/test_lab.cpp)
+target_link_libraries(test_viewer_lab PRIVATE hg_viewer_core hg_doctest_main hg_warnings)
+hg_test_O1(test_viewer_lab)
+target_compile_definitions(test_viewer_lab PRIVATE HG_LIVE_EXE="$<TARGET_FILE:halfgrad-live>")
+add_dependencies(test_viewer_lab halfgrad-live)
+doctest_discover_tests(test_viewer_lab PROPERTIES SKIP_RETURN_CODE 77 ENVIRONMENT OMP_WAIT_POLICY=PASSIVE)
+
+add_test(NAME viewer_lab
+         COMMAND bash ${_hg_tdir}/lab_test.sh "${_hg_viewer_exe}"
+                 $<TARGET_FILE:viewer_png_check> ${CMAKE_CURRENT_BINARY_DIR}/viewer_lab)
+set_tests_properties(viewer_lab PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 240)

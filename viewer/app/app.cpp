@@ -13,6 +13,7 @@ namespace fs = std::filesystem;
 
 const char* panel_id(Panel p) {
   switch (p) {
+    case Panel::Lab: return "lab";
     case Panel::Bits: return "bits";
     case Panel::Gradients: return "gradients";
     case Panel::Scale: return "scale";
@@ -33,7 +34,8 @@ void App::scan() {
 
 std::vector<int> App::shown_runs() const {
   std::vector<int> out;
-  switch (panel) {
+  switch (panel == Panel::Lab ? lab.view : panel) {
+    case Panel::Lab:
     case Panel::Bits: break;
     case Panel::Gradients: out = {grads.run}; break;
     case Panel::Memory: out = {memory.run}; break;
@@ -56,14 +58,15 @@ const char* App::reading(int i) const {
 bool App::poll(double seconds) { return runs.poll(shown_runs(), seconds, /*background=*/true); }
 
 void App::load_view() {
-  int* pick = panel == Panel::Gradients ? &grads.run
-            : panel == Panel::Memory    ? &memory.run
-            : panel == Panel::Fp8       ? &fp8.run : nullptr;
+  const Panel shown = panel == Panel::Lab ? lab.view : panel;
+  int* pick = shown == Panel::Gradients ? &grads.run
+            : shown == Panel::Memory    ? &memory.run
+            : shown == Panel::Fp8       ? &fp8.run : nullptr;
   for (size_t i = 0; pick && *pick < 0 && i < std::min(runs.size(), kFirstRuns); ++i) {
     runs.poll({static_cast<int>(i)}, INFINITY, /*background=*/false);
     const RunData& d = runs[i].data();
-    const bool has = panel == Panel::Gradients ? !d.grads.empty()
-                   : panel == Panel::Memory    ? !d.memory.empty() : !d.fp8.empty();
+    const bool has = shown == Panel::Gradients ? !d.grads.empty()
+                   : shown == Panel::Memory    ? !d.memory.empty() : !d.fp8.empty();
     if (has) *pick = static_cast<int>(i);
   }
   runs.poll(shown_runs(), INFINITY, /*background=*/false);
@@ -114,13 +117,17 @@ void draw_app(App& app) {
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
   app.listed.clear();  // the panel drawn below lists its own
-  if (ImGui::BeginTabBar("panels")) {
+  follow_lab_run(app);
+  if (app.presenter) {  // no tabs: the knobs and one panel, as big as the window allows
+    draw_lab_panel(app);
+  } else if (ImGui::BeginTabBar("panels")) {
     struct Tab {
       Panel p;
       const char* label;
       void (*draw)(App&);
     };
-    const Tab tabs[] = {{Panel::Bits, "Bits", draw_bits_panel},
+    const Tab tabs[] = {{Panel::Lab, "Lab", draw_lab_panel},
+                        {Panel::Bits, "Bits", draw_bits_panel},
                         {Panel::Gradients, "Gradients", draw_gradients_panel},
                         {Panel::Scale, "Loss scale", draw_scale_panel},
                         {Panel::Memory, "Memory", draw_memory_panel},

@@ -9,13 +9,14 @@
 #include <imgui.h>
 
 #include "framework/dtype/float_format.h"
+#include "viewer/lab.h"
 #include "viewer/run_log.h"
 #include "viewer/run_set.h"
 
 namespace hg::viewer {
 
-enum class Panel { Bits, Gradients, Scale, Memory, Fp8, Runs };
-const char* panel_id(Panel p);  // "bits" "gradients" "scale" "memory" "fp8" "runs"
+enum class Panel { Lab, Bits, Gradients, Scale, Memory, Fp8, Runs };
+const char* panel_id(Panel p);  // "lab" "bits" "gradients" "scale" "memory" "fp8" "runs"
 
 // Where the Bits panel drew each bit box, in framebuffer pixels. Screenshot mode writes it
 // next to the PNG (--layout-json) so the tests can sample the boxes' colours.
@@ -57,6 +58,26 @@ struct Fp8State {
   std::vector<std::string> tensors;  // shown, in the order picked (empty: the run's first tensor)
 };
 
+// The Lab panel: a live run it started (viewer/lab.h) and the knobs' values. The knobs only
+// write commands; what the run did with them is read back from its log (command events).
+struct LabState {
+  LabRun run;
+  std::string live_exe;               // halfgrad-live (beside the viewer)
+  std::vector<std::string> args;      // for it: --script FILE, --steps N, ... (from the flags)
+  int run_index = -1;                 // the live run among App::runs, once its folder exists
+  std::vector<std::string> branches;  // run folders of its branches, added as they appear
+  Panel view = Panel::Gradients;      // the panel shown beside the knobs
+  int recipe = 0;                     // index into live_recipes()
+  int branch_recipe = 6;              // amp_bf16
+  int log2_scale = 16;
+  int growth_interval = 2000;
+  float lr = 0.05f;
+  bool editing[3] = {};               // the scale, the growth interval, the lr: being changed
+  std::string message;                // the last thing the panel could not do, or did
+  int64_t rate_step = -1;             // steps per second, measured on the log's last step
+  double rate_time = 0, steps_per_second = 0;
+};
+
 // Where a panel drew a plot, in framebuffer pixels (the inner rectangle, without the axes'
 // labels). Screenshot mode writes them next to the PNG (--layout-json) so the tests can count
 // the colours inside each plot.
@@ -75,6 +96,8 @@ struct App {
   RunSet runs;                     // every run found, and what of them is read (run_set.h)
   Panel panel = Panel::Bits;
   bool select_panel = true;        // make the tab bar switch to `panel` on the next frame
+  bool presenter = false;          // one panel and the Lab's knobs, no tabs (a projector)
+  LabState lab;
   float ui_scale = 1.0f;
   BitsState bits;
   GradientsState grads;
@@ -120,6 +143,9 @@ void draw_app(App& app);  // the whole window: a tab per panel
 // A line when the memory budget keeps runs from being read (run_set.h): how many runs were
 // found and read, what they hold, and why the others are not. Nothing when it does not.
 void draw_budget_line(const App& app);
+void draw_lab_panel(App& app);
+// Makes the lab run's folder (and its branches') one of the runs, once it exists, and shows it.
+void follow_lab_run(App& app);
 void draw_bits_panel(App& app);
 void draw_gradients_panel(App& app);
 void draw_scale_panel(App& app);

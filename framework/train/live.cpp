@@ -1,0 +1,356 @@
+#include "framework/train/live.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "framework/amp/autocast.h"
+#include "framework/amp/grad_scaler.h"
+#include "framework/amp/grad_stats_logger.h"
+#include "framework/amp/master_weights.h"
+#include "framework/data/loader.h"
+#include "framework/eval/metrics.h"
+#include "framework/memory/report.h"
+#include "framework/nn/models/models.h"
+#include "framework/ops/ops.h"
+#include "framework/optim/sgd.h"
+#include "framework/train/checkpoint.h"
+#include "framework/train/f16_sgd.h"
+#include "framework/train/guard.h"
+#include "framework/train/run_folder.h"
+#include "framework/train/step.h"
+
+namespace hg::train {
+
+namespace {
+
+enum class Scaling { None, Static, Dynamic };
+
+// The table of live.h, one row per recipe.
+struct Recipe {
+  DType model_dtype = DType::F32;
+  bool master = false;       // F32 master weights for an F16 model
+  Scaling scaling = Scaling::None;
+  bool autocast = false;
+  DType low = DType::F16;    // the autocast dtype
+  bool f16_sgd = false;      // chapter 06's all-F16 update
+};
+
+Recipe recipe_of(const std::string& r) {
+  Recipe p;
+  if (r == "fp16_naive") p.model_dtype = DType::F16, p.f16_sgd = true;
+  if (r == "master_weights" || r == "static_scale" || r == "dynamic_scale") p.model_dtype = DType::F16, p.master = true;
+  if (r == "static_scale") p.scaling = Scaling::Static;
+  if (r == "dynamic_scale" || r == "amp_f16") p.scaling = Scaling::Dynamic;
+  if (r == "amp_f16" || r == "amp_bf16") p.autocast = true;
+  if (r == "amp_bf16") p.low = DType::BF16;
+  return p;
+}
+
+std::string folder_name(const std::string& dir) {
+  const size_t slash = dir.find_last_of('/');
+  return slash == std::string::npos ? dir : dir.substr(slash + 1);
+}
+
+}  // namespace
+
+struct LiveTrainer::State {
+  explicit State(const data::ImageDataset& train, const LiveConfig& cfg)
+      : gen(cfg.seed), model(std::make_shared<nn::MLP>(gen)),
+        loader(train, {cfg.batch_size, /*shuffle=*/true, /*drop_last=*/false, cfg.seed}),
+        stats(cfg.stats_every) {}
+  Generator gen;
+  nn::ModulePtr model;
+  DataLoader loader;
+  amp::GradStatsLogger stats;
+  Recipe recipe;
+  std::unique_ptr<amp::MasterWeights> mw;
+  std::vector<nn::NamedTensor> master_named;  // the masters under the model's names
+  std::unique_ptr<optim::SGD> opt;
+  std::vector<Tensor> bufs16;                 // fp16_naive's F16 momentum
+  std::unique_ptr<amp::GradScaler> scaler;    // disabled unless the recipe scales dynamically
+  int64_t steps_run = 0;
+  double seconds = 0;
+
+  // The weights at full precision: the F32 masters when there are some, else the model's.
+  std::vector<nn::NamedTensor> weights() const { return mw ? master_named : model->named_parameters(); }
+};
+
+LiveTrainer::LiveTrainer(const FashionMnist& data, LiveConfig cfg, io::RunLog& log, const std::string& from)
+    : data_(data), cfg_(std::move(cfg)), log_(log), st_(std::make_unique<State>(data.train, cfg_)) {
+  paused_ = cfg_.paused;
+  if (!from.empty()) {  // a branch: the weights, the data's position and the settings of its parent
+    const TrainingState t = load_training_checkpoint(from, *st_->model, nullptr, &st_->loader);
+    step_ = t.step;
+    const nlohmann::json& e = t.extra;
+    cfg_.lr = e.value("lr", cfg_.lr);
+    cfg_.momentum = e.value("momentum", cfg_.momentum);
+    cfg_.log2_scale = e.value("log2_scale", cfg_.log2_scale);
+    cfg_.growth_interval = e.value("growth_interval", cfg_.growth_interval);
+    log_.note(step_, "branched from " + from + " at step " + std::to_string(step_) + " with recipe " + cfg_.recipe);
+  }
+  set_recipe(cfg_.recipe);
+  memory::reset_peak();                 // the model exists: from here, what training holds,
+  (void)memory::take_window(Device::CPU);  // and the first memory event's window starts now
+}
+
+LiveTrainer::~LiveTrainer() = default;
+
+double LiveTrainer::steps_per_second() const {
+  return st_->seconds > 0 ? double(st_->steps_run) / st_->seconds : 0;
+}
+
+// The model in the recipe's dtype with the weights it had (F32 masters carried over exactly),
+// a new optimizer (momentum from zero) and a new scaler at the run's loss scale.
+void LiveTrainer::set_recipe(const std::string& name) {
+  State& s = *st_;
+  if (s.scaler && s.scaler->is_enabled()) cfg_.log2_scale = std::ilogb(s.scaler->get_scale());
+  const std::vector<nn::NamedTensor> before = s.weights();  // handles: they outlive to() below
+  const Recipe r = recipe_of(name);
+  s.model->to(r.model_dtype);
+  s.model->load_state(before);  // rounded to F16 for an F16 model, as copy_master_to_model does
+  s.mw.reset();
+  s.master_named.clear();
+  if (r.master) {
+    s.mw = std::make_unique<amp::MasterWeights>(s.model->parameters());
+    for (size_t i = 0; i < before.size(); ++i) {
+      Tensor m = s.mw->master_params()[i];
+      copy_(m, before[i].tensor);  // the F32 values themselves, not their F16 rounding
+      s.master_named.push_back({before[i].name, m});
+    }
+  }
+  s.opt = std::make_unique<optim::SGD>(r.master ? s.mw->master_params() : s.model->parameters(),
+                                       optim::SGDOptions{.lr = cfg_.lr, .momentum = cfg_.momentum});
+  s.bufs16.clear();
+  amp::ScaleRule rule;
+  rule.init_scale = float(std::ldexp(1.0, cfg_.log2_scale));
+  rule.growth_interval = cfg_.growth_interval;
+  s.scaler = std::make_unique<amp::GradScaler>(rule, /*enabled=*/r.scaling == Scaling::Dynamic);
+  s.recipe = r;
+  cfg_.recipe = name;
+}
+
+bool LiveTrainer::train_step() {
+  State& s = *st_;
+  const Recipe& r = s.recipe;
+  const auto t0 = std::chrono::steady_clock::now();
+  Batch batch;
+  if (!s.loader.next(batch)) s.loader.next(batch);  // an epoch ended: the next one starts
+  s.model->zero_grad();
+  const Tensor x = batch.images.to(r.model_dtype);  // (B, 1, 28, 28)
+  Tensor loss;
+  {
+    amp::Autocast region(r.low, r.autocast);  // enabled = false: no region
+    loss = cross_entropy((*s.model)(x), batch.labels);  // ()
+  }
+  const float scale = r.scaling == Scaling::Static    ? float(std::ldexp(1.0, cfg_.log2_scale))
+                      : r.scaling == Scaling::Dynamic ? s.scaler->get_scale()
+                                                      : 1.0f;
+  if (r.scaling == Scaling::Static) amp::StaticScaler(scale).scale(loss).backward();
+  else s.scaler->scale(loss).backward();  // a disabled scaler hands the loss back as it is
+  // Master weights get the F16 gradients in F32: S·g / S for a static scale (an overflow is
+  // inf there, and goes into the weights: a static scaler never skips); S·g for the GradScaler,
+  // which unscales them itself and skips the step on inf/NaN.
+  bool found_inf = false;
+  if (r.master) found_inf = s.mw->copy_grads_to_master(r.scaling == Scaling::Static ? 1.0f / scale : 1.0f);
+  // The log keeps the gradients as backward made them (S·g, in the model's dtype) with S;
+  // the lost updates are measured on what the optimizer moves (the masters when there are some).
+  const bool due = s.stats.due(step_);
+  const std::vector<nn::NamedTensor> updated = s.weights();
+  std::vector<amp::GradHistogram> logged;
+  if (due) {
+    s.stats.capture(step_, updated, 1.0);
+    logged = amp::grad_histograms(s.model->named_parameters(), scale);
+  }
+  bool stepped = true;
+  if (r.f16_sgd) sgd_step_f16(s.model->parameters(), s.bufs16, float(cfg_.lr), float(cfg_.momentum));
+  else stepped = s.scaler->step(*s.opt);  // disabled: a plain step
+  if (r.master) s.mw->copy_master_to_model();  // F32 -> F16, rounded once
+  s.scaler->update();
+  if (r.scaling == Scaling::Dynamic) found_inf = !stepped;
+  if (due) {
+    const std::vector<amp::GradHistogram> captured = s.stats.finish(updated, stepped);
+    for (size_t i = 0; i < logged.size(); ++i) {
+      if (i < captured.size() && captured[i].param == logged[i].param)
+        logged[i].lost_update_fraction = captured[i].lost_update_fraction;
+      log_.grad_hist(step_, logged[i].to_event(step_));
+    }
+    memory::log_memory(log_, step_, Device::CPU);
+  }
+  if (r.scaling != Scaling::None) log_.loss_scale(step_, scale, found_inf, !stepped);
+  const double loss_value = loss.item();
+  log_.scalar(step_, "train/loss", loss_value, s.loader.epoch());
+  s.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++s.steps_run;
+  const Divergence d = check_finite_step(step_, loss_value, s.model->named_parameters());
+  if (d) {
+    report_divergence(log_, "halfgrad-live: " + cfg_.recipe, d);
+    return false;
+  }
+  ++step_;
+  if (cfg_.eval_every > 0 && step_ % cfg_.eval_every == 0) evaluate();
+  return true;
+}
+
+void LiveTrainer::evaluate() {
+  const Recipe& r = st_->recipe;
+  const PredictOptions how{.input_dtype = r.model_dtype, .autocast = r.autocast, .autocast_dtype = r.low};
+  const std::vector<int32_t> pred = predict(*st_->model, data_.test, how);
+  const eval::Report rep = eval::classification_report(data_.test.labels, pred, data_.test.num_classes);
+  log_.scalar(step_, "test/accuracy", rep.accuracy);
+}
+
+std::string LiveTrainer::branch(const Command& c, nlohmann::json& effect) {
+  if (!branch_) return "branch: this program cannot start a second run";
+  const std::string name = folder_name(log_.dir()) + "_b" + std::to_string(step_);
+  std::string why = run_name_problem(name);
+  if (why.empty() && ::access(run_path(name).c_str(), F_OK) == 0) why = run_path(name) + " exists";
+  if (!why.empty()) return "branch: the run " + name + ": " + why;
+  const std::string path = log_.dir() + "/branch_" + std::to_string(step_) + ".ckpt";
+  // The weights at full precision, in an F32 model of the same shape, and where the data stands.
+  Generator gen(cfg_.seed);
+  nn::MLP f32(gen);
+  f32.load_state(st_->weights());
+  TrainingState t;
+  t.step = step_;
+  t.epoch = st_->loader.epoch();
+  t.loader = st_->loader.state_json();
+  t.extra = {{"lr", cfg_.lr}, {"momentum", cfg_.momentum}, {"log2_scale", cfg_.log2_scale},
+             {"growth_interval", cfg_.growth_interval}, {"recipe", cfg_.recipe}};
+  if (st_->scaler->is_enabled()) t.extra["log2_scale"] = std::ilogb(st_->scaler->get_scale());
+  try {
+    save_training_checkpoint(path, f32, nullptr, t);
+  } catch (const std::exception& e) {
+    return std::string("branch: ") + e.what();
+  }
+  why = branch_(path, c.recipe, name);
+  if (!why.empty()) return "branch: " + why;
+  effect = {{"checkpoint", path}, {"run", name}};
+  return "";
+}
+
+std::string LiveTrainer::apply(const Command& c, const std::string& source) {
+  std::string why;
+  nlohmann::json effect = nlohmann::json::object();
+  State& s = *st_;
+  // A stop whose step has passed stops now: a parent ending its branches at its own last step
+  // finds a branch that is ahead of it (docs/run-log.md). Every other command is refused.
+  if (c.at >= 0 && c.at < step_ && c.kind != CommandKind::Stop) {
+    why = "at " + std::to_string(c.at) + ": that step has passed (the run is at step " + std::to_string(step_) + ")";
+  } else {
+    switch (c.kind) {
+      case CommandKind::Pause:
+        if (paused_) why = "pause: the run is paused already";
+        else paused_ = true, steps_granted_ = 0;
+        break;
+      case CommandKind::Resume:
+        if (!paused_) why = "resume: the run is not paused";
+        else paused_ = false, steps_granted_ = 0;
+        break;
+      case CommandKind::Stop:
+        stop_ = true;
+        break;
+      case CommandKind::Step:
+        if (!paused_) why = "step: the run is not paused (pause it first)";
+        else steps_granted_ += c.count;
+        break;
+      case CommandKind::SetLossScale: {
+        const int log2 = std::ilogb(c.value);
+        effect["before_log2"] = s.scaler->is_enabled() ? std::ilogb(s.scaler->get_scale()) : cfg_.log2_scale;
+        cfg_.log2_scale = log2;
+        if (s.scaler->is_enabled()) {  // the GradScaler goes on from the new scale
+          nlohmann::json state = s.scaler->state_dict();
+          state["scale"] = float(c.value);
+          state["growth_tracker"] = 0;
+          s.scaler->load_state_dict(state);
+        }
+        if (s.recipe.scaling == Scaling::None) effect["used"] = false;  // kept for a recipe that scales
+        break;
+      }
+      case CommandKind::SetGrowthInterval:
+        effect["before"] = cfg_.growth_interval;
+        cfg_.growth_interval = c.count;
+        if (s.scaler->is_enabled()) {
+          nlohmann::json state = s.scaler->state_dict();
+          state["growth_interval"] = c.count;
+          s.scaler->load_state_dict(state);
+        }
+        break;
+      case CommandKind::SetLr:
+        effect["before"] = cfg_.lr;
+        cfg_.lr = c.value;
+        s.opt->set_lr(c.value);
+        break;
+      case CommandKind::SetRecipe:
+        if (c.recipe == cfg_.recipe) {
+          why = "set recipe: the run is " + c.recipe + " already";
+          break;
+        }
+        effect["before"] = cfg_.recipe;
+        set_recipe(c.recipe);
+        break;
+      case CommandKind::Branch:
+        why = branch(c, effect);
+        break;
+    }
+  }
+  nlohmann::json fields = {{"source", source}, {"command", c.json}, {"applied", why.empty()}};
+  if (!why.empty()) fields["reason"] = why;
+  if (!effect.empty()) fields["effect"] = effect;
+  log_.event("command", step_, fields);
+  return why;
+}
+
+void LiveTrainer::refuse_line(const std::string& text, const std::string& why, const std::string& source) {
+  log_.event("command", step_, {{"source", source}, {"text", text.substr(0, 200)}, {"applied", false}, {"reason", why}});
+}
+
+int LiveTrainer::run(const std::vector<Command>& script, ControlChannel& control, const BranchStarter& branch,
+                     const std::function<bool()>& keep_going) {
+  branch_ = branch;
+  struct Due {
+    Command command;
+    std::string source;
+  };
+  std::vector<Due> pending;  // sorted by step, stable: the script's order within a step
+  for (const Command& c : script) pending.push_back({c, "script"});
+  auto take_due = [&] {
+    size_t n = 0;
+    while (n < pending.size() && pending[n].command.at <= step_) apply(pending[n].command, pending[n].source), ++n;
+    pending.erase(pending.begin(), pending.begin() + int64_t(n));
+  };
+  for (;;) {
+    take_due();
+    for (const ControlChannel::Line& line : control.read_new_lines()) {
+      const std::string source = "control.jsonl line " + std::to_string(line.number);
+      if (line.too_long) {
+        refuse_line("", "longer than " + std::to_string(kMaxControlLineBytes) + " bytes", source);
+        continue;
+      }
+      if (line.text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank
+      const ParsedCommand p = parse_command_line(line.text);
+      if (!p.command) refuse_line(line.text, p.refusal, source);
+      else if (p.command->at > step_) {  // later: in order among the commands of that step
+        auto at = std::upper_bound(pending.begin(), pending.end(), p.command->at,
+                                   [](int64_t a, const Due& d) { return a < d.command.at; });
+        pending.insert(at, {*p.command, source});
+      } else apply(*p.command, source);
+    }
+    take_due();
+    if (stop_ || (keep_going && !keep_going())) break;
+    if (cfg_.max_steps > 0 && step_ >= cfg_.max_steps) break;
+    if (paused_ && steps_granted_ == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    if (!train_step()) return kExitDiverged;
+    if (steps_granted_ > 0) --steps_granted_;
+  }
+  log_.end("finished");
+  return 0;
+}
+
+}  // namespace hg::train

@@ -1,0 +1,99 @@
+#pragma once
+// A live training run: chapter 02's MLP on FashionMNIST in one of the precision recipes of
+// chapters 06–11, which the learner changes while it trains (halfgrad-live; the viewer's Lab
+// panel drives it).
+//
+//   recipe          model   master  loss scale        autocast    update
+//   fp32            F32     -       -                 -           SGD
+//   fp16_naive      F16     -       -                 -           F16 SGD (train/f16_sgd.h)
+//   master_weights  F16     F32     -                 -           SGD on the master
+//   static_scale    F16     F32     S, never skips    -           SGD on the master
+//   dynamic_scale   F16     F32     GradScaler        -           scaler.step on the master
+//   amp_f16         F32     -       GradScaler        F16         scaler.step
+//   amp_bf16        F32     -       -                 BF16        SGD
+//
+// Each step:  apply the commands due (live_control.h)  →  forward, S·loss, backward  →
+// the update of the recipe  →  the log: train/loss, the loss scale and whether the step was
+// skipped, and every stats_every steps each parameter's gradient histogram (as backward
+// made it, times S) with its lost updates, and the step's memory. A command applied or
+// refused is a "command" event at the step it took effect (docs/run-log.md): the log alone
+// replays the run (--script runs/<name>/events.jsonl).
+//
+// Changing the recipe keeps the weights (the F32 master where there is one, so no bit is
+// lost going F16 → F32) and starts the optimizer's momentum and the recipe's scaler afresh,
+// the scaler at the run's loss scale. A branch saves the weights and where the data stands
+// (train/checkpoint.h) in the run folder; the program then starts a second run from it.
+//
+// Nothing here measures time: the same seed, data, thread count and script give the same log,
+// line for line, whatever the machine's load (the test compares two runs).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "framework/io/run_log.h"
+#include "framework/train/data.h"
+#include "framework/train/live_control.h"
+
+namespace hg::train {
+
+struct LiveConfig {
+  std::string recipe = "fp32";
+  double lr = 0.05, momentum = 0.9;
+  int log2_scale = 16;             // the static scale, and where a GradScaler starts (2^16)
+  int64_t growth_interval = 2000;  // the GradScaler's
+  int64_t batch_size = 128;
+  uint64_t seed = 0;
+  int64_t stats_every = 10;        // gradient histograms and memory every N steps
+  int64_t eval_every = 100;        // test accuracy every N steps (0: never)
+  int64_t max_steps = 0;           // stop after this many steps (0: when told to)
+  bool paused = false;             // start paused
+};
+
+// What the run does when a branch is applied: start the second run (the program spawns
+// itself with --from CHECKPOINT). Returns "" or why it could not.
+using BranchStarter = std::function<std::string(const std::string& checkpoint, const std::string& recipe,
+                                                const std::string& run_name)>;
+
+class LiveTrainer {
+ public:
+  // `from` is a branch checkpoint ("" for a fresh model from cfg.seed): its weights and the
+  // data's position are restored, and its step is where this run's count starts.
+  LiveTrainer(const FashionMnist& data, LiveConfig cfg, io::RunLog& log, const std::string& from = "");
+  ~LiveTrainer();
+
+  // The loop: until max_steps, "stop", a divergence, or `keep_going` says no (checked between
+  // steps, and every 50 ms while paused). Script commands apply at their step; control.jsonl
+  // is read before every step. Returns the program's exit code (0, or kExitDiverged).
+  int run(const std::vector<Command>& script, ControlChannel& control, const BranchStarter& branch,
+          const std::function<bool()>& keep_going = {});
+
+  // Applies one command now, or refuses it; either way a "command" event. "" or the refusal.
+  std::string apply(const Command& c, const std::string& source);
+  // A line that is no command at all (bad JSON, too long): a refused "command" event.
+  void refuse_line(const std::string& text, const std::string& why, const std::string& source);
+
+  int64_t step() const { return step_; }
+  bool paused() const { return paused_; }
+  const LiveConfig& config() const { return cfg_; }
+  double steps_per_second() const;  // of the steps run so far (for the program's last line)
+
+ private:
+  struct State;
+  void set_recipe(const std::string& recipe);
+  bool train_step();  // false when the run diverged
+  void evaluate();
+  std::string branch(const Command& c, nlohmann::json& effect);
+
+  const FashionMnist& data_;
+  LiveConfig cfg_;
+  io::RunLog& log_;
+  std::unique_ptr<State> st_;
+  int64_t step_ = 0;
+  bool paused_ = false, stop_ = false;
+  int64_t steps_granted_ = 0;  // "step N" while paused: steps left to run
+  BranchStarter branch_;
+};
+
+}  // namespace hg::train

@@ -1,0 +1,410 @@
+// The live trainer (framework/train/live.h) and its control channel (live_control.h): every
+// command applied and logged at the step it took effect, every bad one refused with a reason
+// and the run going on, a script giving the same log twice and a replay of the log the same
+// log again, a branch continuing its parent's run exactly, and a run killed mid-step leaving
+// a folder a reader takes whole. Tiny data (a synthetic 28×28 set of 256 images, batch 32).
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "datasets/synthetic.h"
+#include "framework/io/run_log.h"
+#include "framework/train/live.h"
+
+namespace fs = std::filesystem;
+using hg::train::Command;
+using hg::train::LiveConfig;
+using hg::train::LiveTrainer;
+
+extern char** environ;
+
+namespace {
+
+// A folder of its own, removed however the test ends.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "hg_live_XXXXXX").string();
+    path = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+hg::train::FashionMnist tiny_data() {
+  hg::train::FashionMnist d;
+  hg::data::SyntheticOptions o;
+  o.num_classes = 10, o.height = 28, o.width = 28;
+  o.n = 256, o.seed = 1;
+  d.train = hg::data::make_synthetic(o);
+  o.n = 64, o.seed = 2;
+  d.test = hg::data::make_synthetic(o);
+  return d;
+}
+
+LiveConfig tiny_config() {
+  LiveConfig c;
+  c.batch_size = 32;
+  c.stats_every = 2;
+  c.eval_every = 10;
+  return c;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<nlohmann::json> events_of(const std::string& dir, const std::string& type) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : hg::io::read_events(dir + "/events.jsonl").events)
+    if (e["type"] == type) out.push_back(e);
+  return out;
+}
+
+// One live run in `dir` with `script` (a text script) and `control` (control.jsonl's lines).
+int run_live(const std::string& dir, const LiveConfig& cfg, const std::string& script, const std::string& control = "",
+             const hg::train::BranchStarter& branch = {}) {
+  static const hg::train::FashionMnist data = tiny_data();
+  hg::io::RunLog log(dir, {{"lesson", "live"}, {"seed", cfg.seed}});
+  write_file(dir + "/control.jsonl", control);
+  std::vector<Command> commands;
+  if (!script.empty()) {
+    write_file(dir + "/script.txt", script);
+    commands = hg::train::load_script(dir + "/script.txt");
+  }
+  hg::train::ControlChannel channel(dir + "/control.jsonl");
+  LiveTrainer t(data, cfg, log, "");
+  return t.run(commands, channel, branch);
+}
+
+// Every command, every recipe in turn, pause and step while paused, stop.
+const char* kEveryCommand =
+    "# every command once\n"
+    "at 0 set lr 0.02\n"
+    "at 2 set recipe fp16_naive; at 4 set recipe master_weights\n"
+    "at 5 set loss_scale 2^4\n"
+    "at 6 set recipe static_scale\n"
+    "at step 7 set loss_scale 2^6\n"
+    "at 8 set recipe dynamic_scale; at 8 set growth_interval 3\n"
+    "at 12 set recipe amp_f16\n"
+    "at 13 set loss_scale 0.25\n"
+    "at 14 set recipe amp_bf16\n"
+    "at 16 pause\n"
+    "at 16 step 2\n"
+    "at 18 resume\n"
+    "at 20 stop\n";
+
+}  // namespace
+
+TEST_CASE("live: script commands parse in every form, and bad ones say why") {
+  auto ok = [](const char* text) {
+    const auto p = hg::train::parse_script_command(text);
+    INFO(text << " -> " << p.refusal);
+    REQUIRE(p.command);
+    return *p.command;
+  };
+  CHECK(ok("at 200 set loss_scale 2^-4").value == std::ldexp(1.0, -4));
+  CHECK(ok("at 200 set loss_scale 2^-4").json == nlohmann::json{{"cmd", "set"}, {"key", "loss_scale"}, {"log2", -4}});
+  CHECK(ok("at 3 set loss_scale 65536").json["log2"] == 16);  // a value and its log2: one form in the log
+  CHECK(ok("at step 400 set recipe amp_bf16").recipe == "amp_bf16");
+  CHECK(ok("at 400 set recipe amp_bf16").at == 400);
+  CHECK(ok("at 5 step 3").count == 3);
+  CHECK(ok("at 5 branch amp_f16").kind == hg::train::CommandKind::Branch);
+  CHECK(ok("at 0 set growth_interval 20").count == 20);
+  auto refused = [](const char* text, const char* words) {
+    const auto p = hg::train::parse_script_command(text);
+    INFO(text);
+    REQUIRE_FALSE(p.command);
+    INFO(p.refusal);
+    CHECK(p.refusal.find(words) != std::string::npos);
+  };
+  refused("at 5 fly", "unknown command");
+  refused("at -1 pause", "at");
+  refused("at x pause", "not a step number");
+  refused("at 5 set loss_scale 3", "power of two");
+  refused("at 5 set loss_scale 0", "power of two");
+  refused("at 5 set loss_scale -4", "power of two");
+  refused("at 5 set loss_scale nan", "power of two");
+  refused("at 5 set loss_scale 2^200", "log2");
+  refused("at 5 set loss_scale 2^0.5", "log2");
+  refused("at 5 set lr 0", "learning rate");
+  refused("at 5 set lr inf", "learning rate");
+  refused("at 5 set growth_interval 0", "growth_interval");
+  refused("at 5 set recipe fp64", "fp64");
+  refused("at 5 set speed 3", "unknown key");
+  refused("at 5 step 0", "n");
+  refused("at 5 step 2000000", "n");
+  refused("at 5 branch", "recipe");
+  refused("pause", "expected");
+  // JSON: NaN as a number (parse_command is given one) and as text (not JSON at all).
+  CHECK_FALSE(hg::train::parse_command({{"cmd", "set"}, {"key", "lr"}, {"value", NAN}}).command);
+  CHECK_FALSE(hg::train::parse_command({{"cmd", "set"}, {"key", "loss_scale"}, {"value", NAN}}).command);
+  CHECK(hg::train::parse_command_line(R"({"cmd":"set","key":"lr","value":NaN})").refusal.find("not JSON") == 0);
+  CHECK(hg::train::parse_command_line(R"({"cmd":"pause","vaule":1})").refusal.find("vaule") != std::string::npos);
+}
+
+TEST_CASE("live: control.jsonl is read in whole lines, from where the last read stopped") {
+  TempDir tmp;
+  const std::string path = tmp.path + "/control.jsonl";
+  hg::train::ControlChannel c(path);
+  CHECK(c.read_new_lines().empty());  // no file yet
+  write_file(path, "{\"cmd\":\"pause\"}\n{\"cmd\":\"res");
+  auto lines = c.read_new_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].text == R"({"cmd":"pause"})");
+  CHECK(lines[0].number == 1);
+  std::ofstream(path, std::ios::app) << "ume\"}\n";
+  lines = c.read_new_lines();
+  REQUIRE(lines.size() == 1);  // the half line, completed: read once, whole
+  CHECK(lines[0].text == R"({"cmd":"resume"})");
+  CHECK(lines[0].number == 2);
+  CHECK(c.read_new_lines().empty());
+  std::ofstream(path, std::ios::app) << std::string(hg::train::kMaxControlLineBytes + 10, 'x') << "\n{\"cmd\":\"stop\"}\n";
+  lines = c.read_new_lines();
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].too_long);
+  CHECK(lines[1].text == R"({"cmd":"stop"})");
+}
+
+TEST_CASE("live: every command is applied and logged at the step it took effect") {
+  TempDir tmp;
+  const std::string dir = tmp.path + "/run";
+  std::vector<std::string> branches;
+  LiveConfig cfg = tiny_config();
+  const std::string control = R"({"cmd":"branch","recipe":"amp_bf16","at":3})" "\n";
+  REQUIRE(run_live(dir, cfg, kEveryCommand, control,
+                   [&](const std::string& ckpt, const std::string& recipe, const std::string& name) {
+                     branches.push_back(ckpt + " " + recipe + " " + name);
+                     return std::string();
+                   }) == 0);
+  const auto commands = events_of(dir, "command");
+  std::vector<std::pair<int64_t, std::string>> applied;
+  for (const auto& e : commands) {
+    INFO(e.dump());
+    CHECK(e["applied"] == true);
+    const nlohmann::json& c = e["command"];
+    applied.push_back({e["step"].get<int64_t>(),
+                       c["cmd"].get<std::string>() + (c.contains("key") ? " " + c["key"].get<std::string>() : "")});
+  }
+  const std::vector<std::pair<int64_t, std::string>> expected = {
+      {0, "set lr"}, {2, "set recipe"}, {3, "branch"}, {4, "set recipe"}, {5, "set loss_scale"}, {6, "set recipe"},
+      {7, "set loss_scale"}, {8, "set recipe"}, {8, "set growth_interval"}, {12, "set recipe"},
+      {13, "set loss_scale"}, {14, "set recipe"}, {16, "pause"}, {16, "step"}, {18, "resume"}, {20, "stop"}};
+  CHECK(applied == expected);
+  // The branch: a checkpoint in the run folder, the starter called with it.
+  REQUIRE(branches.size() == 1);
+  CHECK(branches[0] == dir + "/branch_3.ckpt amp_bf16 run_b3");
+  CHECK(fs::exists(dir + "/branch_3.ckpt"));
+  // What the commands did: the loss scale each step ran with, the recipe's histograms.
+  std::map<int64_t, double> scale;
+  for (const auto& e : events_of(dir, "loss_scale")) scale[e["step"]] = e["scale"].get<double>();
+  CHECK(scale.count(5) == 0);             // master_weights: no scale
+  CHECK(scale.at(6) == 16.0);             // static_scale at the scale set under master_weights
+  CHECK(scale.at(7) == 64.0);             // set loss_scale 2^6
+  CHECK(scale.at(8) == 64.0);             // the GradScaler starts where the run's scale is
+  CHECK(scale.at(13) == 0.25);            // set loss_scale 0.25 on amp_f16's scaler
+  CHECK(scale.count(14) == 0);            // amp_bf16: none
+  for (int64_t s = 8; s < 12; ++s) CHECK(scale.count(s) == 1);
+  int64_t last_step = -1;
+  for (const auto& e : events_of(dir, "scalar"))
+    if (e["name"] == "train/loss") last_step = std::max<int64_t>(last_step, e["step"]);
+  CHECK(last_step == 19);  // 20 steps, 0 .. 19, then stop at 20 (the pause ran 2 steps by "step 2")
+  CHECK(events_of(dir, "grad_hist").size() == 10 * 6);  // every 2 steps, 6 parameters
+  CHECK(events_of(dir, "memory").size() == 10);
+  CHECK(events_of(dir, "end").at(0)["status"] == "finished");
+}
+
+TEST_CASE("live: bad commands are refused with a reason, and the run goes on") {
+  TempDir tmp;
+  const std::string dir = tmp.path + "/run";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"not json at all", "not JSON"},
+      {R"({"cmd":"set","key":"loss_scale","value":NaN})", "not JSON"},
+      {R"({"cmd":"fly"})", "unknown command"},
+      {R"({"cmd":"set","key":"loss_scale","value":"nan"})", "not a number"},
+      {R"({"cmd":"set","key":"loss_scale","value":-8})", "power of two"},
+      {R"({"cmd":"set","key":"loss_scale","value":0})", "power of two"},
+      {R"({"cmd":"set","key":"loss_scale","log2":128})", "log2"},
+      {R"({"cmd":"set","key":"lr","value":-1})", "learning rate"},
+      {R"({"cmd":"set","key":"recipe","value":"fp64"})", "fp64"},
+      {R"({"cmd":"step","n":3})", "not paused"},
+      {R"({"cmd":"resume"})", "not paused"},
+      {R"({"cmd":"pause","at":-2})", "at"},
+      {R"({"cmd":"set","key":"recipe","value":"fp32"})", "already"},
+      {R"({"cmd":"branch","recipe":"fp32"})", "cannot start"},
+      {R"([1,2])", "JSON object"},
+      {std::string(hg::train::kMaxControlLineBytes + 1, 'x'), "longer than"},
+  };
+  std::string control;
+  for (const auto& [line, why] : bad) control += line + "\n";
+  LiveConfig cfg = tiny_config();
+  cfg.max_steps = 4;
+  REQUIRE(run_live(dir, cfg, "", control) == 0);
+  const auto commands = events_of(dir, "command");
+  REQUIRE(commands.size() == bad.size());
+  for (size_t i = 0; i < bad.size(); ++i) {
+    INFO(commands[i].dump());
+    CHECK(commands[i]["applied"] == false);
+    CHECK(commands[i]["step"] == 0);
+    CHECK(commands[i]["source"] == "control.jsonl line " + std::to_string(i + 1));
+    CHECK(commands[i]["reason"].get<std::string>().find(bad[i].second) != std::string::npos);
+  }
+  CHECK(events_of(dir, "end").at(0)["status"] == "finished");  // 4 steps all the same
+  int64_t losses = 0;
+  for (const auto& e : events_of(dir, "scalar")) losses += e["name"] == "train/loss";
+  CHECK(losses == 4);
+}
+
+TEST_CASE("live: a step that has passed is refused, except by stop") {
+  TempDir tmp;
+  static const hg::train::FashionMnist data = tiny_data();
+  hg::io::RunLog log(tmp.path + "/run", {{"lesson", "live"}});
+  LiveConfig cfg = tiny_config();
+  cfg.max_steps = 3;
+  LiveTrainer t(data, cfg, log);
+  hg::train::ControlChannel none(tmp.path + "/run/control.jsonl");
+  REQUIRE(t.run({}, none, {}) == 0);
+  const auto p = hg::train::parse_script_command("at 1 set lr 0.01");
+  REQUIRE(p.command);
+  CHECK(t.apply(*p.command, "test").find("has passed") != std::string::npos);
+  CHECK(t.config().lr == 0.05);  // unchanged
+  // Except a stop: a parent ending its branches at its own last step finds a branch ahead of it.
+  const auto stop = hg::train::parse_script_command("at 1 stop");
+  REQUIRE(stop.command);
+  CHECK(t.apply(*stop.command, "test") == "");
+}
+
+TEST_CASE("live: a script gives the same log twice, and the log replays to the same log") {
+  TempDir tmp;
+  LiveConfig cfg = tiny_config();
+  REQUIRE(run_live(tmp.path + "/a", cfg, kEveryCommand) == 0);
+  REQUIRE(run_live(tmp.path + "/b", cfg, kEveryCommand) == 0);
+  const std::string a = read_file(tmp.path + "/a/events.jsonl");
+  CHECK(a.size() > 10000);
+  CHECK(a == read_file(tmp.path + "/b/events.jsonl"));  // no timestamps in events: every byte
+  // The replay: the run's own events.jsonl as the script (its applied commands, at their steps).
+  static const hg::train::FashionMnist data = tiny_data();
+  const std::string c = tmp.path + "/c";
+  {
+    hg::io::RunLog log(c, {{"lesson", "live"}});
+    hg::train::ControlChannel channel(c + "/control.jsonl");
+    LiveTrainer t(data, cfg, log);
+    REQUIRE(t.run(hg::train::load_script(tmp.path + "/a/events.jsonl"), channel, {}) == 0);
+  }
+  CHECK(a == read_file(c + "/events.jsonl"));
+  // Another seed: another log (the comparison can fail).
+  cfg.seed = 7;
+  REQUIRE(run_live(tmp.path + "/d", cfg, kEveryCommand) == 0);
+  CHECK(a != read_file(tmp.path + "/d/events.jsonl"));
+}
+
+TEST_CASE("live: a branch goes on from its parent's step with the parent's weights and batches") {
+  // Momentum 0 and the same recipe: the branch's steps must be its parent's, bit for bit.
+  TempDir tmp;
+  static const hg::train::FashionMnist data = tiny_data();
+  LiveConfig cfg = tiny_config();
+  cfg.momentum = 0;
+  cfg.recipe = "master_weights";
+  cfg.max_steps = 12;
+  std::string ckpt;
+  REQUIRE(run_live(tmp.path + "/p", cfg, "at 5 set lr 0.03\nat 6 branch master_weights\n", "",
+                   [&](const std::string& path, const std::string&, const std::string&) {
+                     ckpt = path;
+                     return std::string();
+                   }) == 0);
+  REQUIRE(!ckpt.empty());
+  {
+    hg::io::RunLog log(tmp.path + "/b", {{"lesson", "live"}});
+    hg::train::ControlChannel channel(tmp.path + "/b/control.jsonl");
+    LiveConfig bc = cfg;
+    bc.lr = 0.5;  // the checkpoint's 0.03 wins
+    LiveTrainer t(data, bc, log, ckpt);
+    CHECK(t.step() == 6);
+    CHECK(t.config().lr == 0.03);
+    REQUIRE(t.run({}, channel, {}) == 0);
+  }
+  auto losses = [&](const std::string& dir) {
+    std::map<int64_t, double> m;
+    for (const auto& e : events_of(dir, "scalar"))
+      if (e["name"] == "train/loss") m[e["step"]] = e["value"].get<double>();
+    return m;
+  };
+  const auto parent = losses(tmp.path + "/p"), branch = losses(tmp.path + "/b");
+  REQUIRE(branch.size() == 6);
+  for (const auto& [step, loss] : branch) {
+    INFO("step " << step);
+    CHECK(loss == parent.at(step));
+  }
+}
+
+#ifdef HG_LIVE_EXE
+TEST_CASE("live: a run killed mid-training leaves a folder that reads whole") {
+  TempDir tmp;
+  std::vector<std::string> args = {HG_LIVE_EXE, "--run-name", "k", "--limit-train", "512", "--limit-test", "64",
+                                   "--batch-size", "32", "--stats-every", "1", "--threads", "1", "--recipe",
+                                   "dynamic_scale"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addchdir_np(&fa, tmp.path.c_str());
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, HG_LIVE_EXE, &fa, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&fa);
+  const std::string events = tmp.path + "/runs/k/events.jsonl";
+  bool exited = false;
+  for (int i = 0; i < 600 && !exited; ++i) {  // until it has logged 40 histograms (at most 60 s)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (fs::exists(events) && events_of(tmp.path + "/runs/k", "grad_hist").size() >= 40) break;
+    exited = ::waitpid(pid, nullptr, WNOHANG) == pid;
+  }
+  REQUIRE_FALSE(exited);
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  const auto log = hg::io::read_events(events);
+  CHECK(log.corrupt_lines == 0);
+  CHECK(log.events.size() >= 40);
+  const auto run = hg::io::read_run_json(tmp.path + "/runs/k/run.json");
+  CHECK(run["status"] == "running");  // it never got to say otherwise
+  CHECK(fs::exists(tmp.path + "/runs/k/control.jsonl"));
+}
+#endif
+
+TEST_CASE("live: the shipped demo scripts load") {
+  int scripts = 0;
+  for (const auto& e : fs::directory_iterator(std::string(HG_SOURCE_DIR) + "/docs/demos")) {
+    if (e.path().extension() != ".txt") continue;
+    INFO(e.path());
+    const std::vector<Command> commands = hg::train::load_script(e.path().string());
+    CHECK(commands.size() >= 3);
+    CHECK(commands.back().kind == hg::train::CommandKind::Stop);  // a demo ends where it says
+    ++scripts;
+  }
+  CHECK(scripts >= 3);
+}
