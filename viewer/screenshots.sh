@@ -101,7 +101,7 @@ shot --screenshot "$OUT/viewer_scale_demo.png" --panel scale "$DEMO" --size 1280
 # last line).
 LAB="$BUILD/lab_runs"
 rm -rf "$LAB"
-lshot() { local dir="$LAB/$1"; shift; mkdir -p "$dir"; (cd "$dir" && shot "$@" 2>/dev/null | grep -v '^wrote'); }
+lshot() { local dir="$LAB/$1"; shift; mkdir -p "$dir"; (cd "$dir" && shot "$@" 2>/dev/null | { grep -v "^wrote" || true; }); }
 printf 'at 0 set recipe master_weights\nat 60 set recipe static_scale; at 60 set loss_scale 2^-12\nat 125 pause\n' \
   > "$BUILD/lab_paused.txt"
 lshot paused --script "$BUILD/lab_paused.txt" --panel lab --param fc2.weight --lab-wait 8 \
