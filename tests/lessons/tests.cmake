@@ -31,10 +31,10 @@ endforeach()
 # no two write the same run folder, none fails. The default run skips the long ones (the
 # SmallCNN trainings of chapters 02 and 10, chapter 02's five epochs on all 60000 images,
 # chapter 12's four GPT trainings, chapter 13 on 4 ranks, chapter 14's every section) and
-# runs the other 20: about 15 s for 01-11, and 20-30 s for chapter 13 on 2 ranks and
-# chapter 14's short run on 2 cores shared with other work (load average 8-10). The test
-# labelled "long", which ./lab test leaves out (ctest -L long runs it), runs every one of
-# them: about 5 minutes for 01-11 and 10 for 12-14 (2 cores, load average 10).
+# runs the other 20: about 15 s for 01-11, and for chapter 13 on 2 ranks and chapter 14's
+# short run 5 s more on 2 quiet cores, 13-30 s at load average 8-10. The test labelled
+# "long", which ./lab test leaves out (ctest -L long runs it), runs every one of them: about
+# 10 minutes on 2 cores (12-14 alone: 6 minutes on quiet cores, 10 at load average 10).
 set(_hg_readmes "")
 foreach(nn 01 02 03 04 05 06 07 08 09 10 11 12 13 14)
   file(GLOB _hg_dir LIST_DIRECTORIES true ${CMAKE_SOURCE_DIR}/lessons/${nn}_*)
