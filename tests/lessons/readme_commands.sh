@@ -6,7 +6,10 @@
 # A command must exit 0, or 3 where its README shows a run that diverges (chapters 08 and 11
 # show one each); exit 2 is a refusal (most often "runs/NAME exists": two commands of the
 # course writing the same run folder). Commands with `--device cuda` need a GPU and are
-# skipped, and so are those matching --skip REGEX (grep -E), each said in a line.
+# skipped, those with `--hostfile` need the reader's machines and are skipped too, and so are
+# those matching --skip REGEX (grep -E), each said in a line. Chapter 13's commands start
+# mpirun (./lab sets what it needs as root); the MPI jobs keep their session folders in the
+# test's own folder, so that they never race another test's MPI job over Open MPI's shared one.
 # Transcripts (`$ ./lab lesson ...`, with the output under them) are not commands to run.
 set -u
 LAB="$1" BUILD="$2" LESSONS="$3"
@@ -17,7 +20,7 @@ T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 cp "$LAB" "$T/lab"
 ln -s "$LESSONS" "$T/lessons"
-export HG_BUILD_DIR="$BUILD"
+export HG_BUILD_DIR="$BUILD" OMPI_MCA_orte_tmpdir_base="$T/ompi"
 cd "$T" || exit 1
 
 fail=0 ran=0
@@ -29,6 +32,7 @@ for readme in "$@"; do
   while IFS= read -r command; do
     [ -n "$command" ] || continue
     if [[ "$command" == *"--device cuda"* ]]; then echo "skip  $chapter: $command (needs a GPU)"; continue; fi
+    if [[ "$command" == *"--hostfile"* ]]; then echo "skip  $chapter: $command (needs your machines)"; continue; fi
     if [ -n "$skip" ] && printf '%s\n' "$command" | grep -Eq -- "$skip"; then
       echo "skip  $chapter: $command (--skip: the long run)"
       continue
