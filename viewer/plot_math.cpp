@@ -2,9 +2,12 @@
 #include "viewer/plot_math.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "framework/dtype/float_format.h"
 
@@ -133,6 +136,110 @@ Rgb heat_rgb(double t) {
   const double u = s - i;
   auto mix = [&](int c) { return static_cast<int>(stops[i][c] + (stops[i + 1][c] - stops[i][c]) * u); };
   return {mix(0), mix(1), mix(2)};
+}
+
+// ---- the Gradients panel: what a histogram of each format can say ---------------------
+
+const char* per_layer_label(PerLayer s) {
+  switch (s) {
+    case PerLayer::Underflow: return "% below 2^-24 (FP16 underflow)";
+    case PerLayer::Subnormal: return "% in FP16's subnormal range";
+    case PerLayer::LostUpdates: return "% of updates lost (rounded away)";
+    case PerLayer::Zeros: return "% exactly zero";
+  }
+  return "";
+}
+
+double per_layer_value(const GradHist& h, PerLayer s) {
+  if (s == PerLayer::LostUpdates) return h.lost_update_fraction >= 0 ? 100.0 * h.lost_update_fraction : NAN;
+  if (s == PerLayer::Underflow && h.dtype == GradDtype::F16) return NAN;  // already among the zeros
+  if (h.total == 0) return 0;
+  const int64_t n = s == PerLayer::Underflow ? h.fp16_underflow
+                  : s == PerLayer::Subnormal ? h.fp16_subnormal
+                                             : h.zeros;
+  return 100.0 * double(n) / double(h.total);
+}
+
+PerLayerRange per_layer_range(const RunData& run) {
+  PerLayerRange r;
+  for (const auto& [param, hs] : run.grads) {
+    for (const GradHist& h : hs) {
+      r.f16 |= h.dtype == GradDtype::F16;
+      r.unknown |= h.dtype == GradDtype::Unknown;
+      r.wide |= h.dtype != GradDtype::F16 && h.dtype != GradDtype::Unknown;
+      r.has_lost |= h.lost_update_fraction >= 0;
+      for (int s = 0; s < kPerLayerSeries; ++s) {
+        const double v = per_layer_value(h, PerLayer(s));
+        if (v > r.ymax[s]) r.ymax[s] = v;  // NaN compares false: left out
+      }
+      r.xmax = std::max(r.xmax, double(h.step));
+    }
+  }
+  return r;
+}
+
+PerLayer per_layer_shown(PerLayer asked, const PerLayerRange& r) {
+  if (asked == PerLayer::Underflow && r.f16 && !r.wide && !r.unknown) return PerLayer::Zeros;
+  if (asked == PerLayer::LostUpdates && !r.has_lost) return PerLayer::Subnormal;
+  return asked;
+}
+
+std::string per_layer_note(PerLayer shown, const PerLayerRange& r) {
+  const bool flat = r.ymax[int(shown)] == 0;
+  const std::string none = "0% for every parameter at every step: ";
+  switch (shown) {
+    case PerLayer::Zeros:
+      if (flat) return none + (r.f16 ? "no gradient value is 0, so none underflowed to 0" : "no exact zeros");
+      if (r.f16)
+        return "F16 values as backward made them: a gradient that underflowed is already 0, "
+               "counted among the zeros";
+      return "";
+    case PerLayer::Underflow:
+      if (r.f16)
+        return "F16 steps have no point here: an F16 value is never below 2^-24, what "
+               "underflowed is already 0 (see % exactly zero)";
+      if (flat)
+        return none + "no value below 2^-24" +
+               (r.unknown ? " (the log does not say the format: had it been F16, an underflow "
+                            "would be among the zeros)"
+                          : "");
+      if (!r.unknown) return "these BF16 or F32 values keep them; FP16 would round them to 0 (or up to 2^-24)";
+      return "";
+    case PerLayer::Subnormal:
+      return flat ? none + "no value in FP16's subnormal range" : "";
+    case PerLayer::LostUpdates:
+      return flat ? none + "no update was rounded away" : "";
+  }
+  return "";
+}
+
+std::string below_fp16_label(GradDtype d) {
+  switch (d) {
+    case GradDtype::F16: return "below 2^-24: F16 holds no value here; one that underflowed is already 0, among the zeros";
+    case GradDtype::BF16: return "FP16: below 2^-24 (BF16 keeps them)";
+    case GradDtype::F32: return "FP16: below 2^-24 (F32 keeps them)";
+    case GradDtype::F64: return "FP16: below 2^-24 (F64 keeps them)";
+    case GradDtype::Unknown: break;
+  }
+  return "FP16: below 2^-24";
+}
+
+std::string grad_summary(const GradHist& h) {
+  auto pct = [&](int64_t c) { return h.total > 0 ? 100.0 * double(c) / double(h.total) : 0.0; };
+  const double log2_scale = h.scale > 0 && std::isfinite(h.scale) ? std::log2(h.scale) : 0.0;
+  std::string format = grad_dtype_name(h.dtype);
+  for (char& c : format) c = char(std::toupper(static_cast<unsigned char>(c)));
+  std::string s = fmt::format("step {}   scale {:g} (2^{:g})   {} {}values:  ", h.step, h.scale, log2_scale,
+                              h.total, format.empty() ? "" : format + " ");
+  // F16 holds nothing below 2^-24 nor above 65504: its underflows are zeros, its overflows inf.
+  if (h.dtype == GradDtype::F16)
+    return s + fmt::format("zeros {:.2f}% (underflows included)   subnormal {:.2f}%   inf {} (overflows "
+                           "included)   NaN {}",
+                           pct(h.zeros), pct(h.fp16_subnormal), h.inf, h.nan);
+  return s + fmt::format("zeros {:.2f}%   FP16 underflow {:.2f}%   subnormal {:.2f}%   overflow {:.3f}%   "
+                         "inf {}   NaN {}",
+                         pct(h.zeros), pct(h.fp16_underflow), pct(h.fp16_subnormal), pct(h.fp16_overflow),
+                         h.inf, h.nan);
 }
 
 // ---- the FP8 panel ----------------------------------------------------------------------

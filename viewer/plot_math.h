@@ -62,6 +62,51 @@ HeatGrid heat_grid(const std::vector<GradHist>& hs, bool unscaled, int max_cols)
 // t in [0, 1]; anything outside is clamped, NaN counts as 0.
 Rgb heat_rgb(double t);
 
+// ---- the Gradients panel: what a histogram of each format can say ---------------------
+// fp16_underflow counts values with 0 < |g| < 2^-24, which FP16 rounds to 0 (or up to 2^-24).
+// Values held in F16 never lie there: backward already rounded them, so an F16 histogram's
+// fp16_underflow is 0 however much underflowed, and what did is among its zeros (with the
+// values that were 0 anyway, a ReLU that was off). BF16 and F32 keep values below 2^-24 (down
+// to 2^-133 and 2^-149): there fp16_underflow counts what FP16 would lose. A log without the
+// dtype field may hold either.
+
+// The per-layer plot's series (GradientsState::per_layer holds one as an int).
+enum class PerLayer { Underflow = 0, Subnormal = 1, LostUpdates = 2, Zeros = 3 };
+inline constexpr int kPerLayerSeries = 4;
+const char* per_layer_label(PerLayer s);
+
+// One point: the percent of the histogram's values the series counts. NaN (not drawn) where
+// the histogram cannot tell: Underflow of F16 values, LostUpdates when none was logged.
+double per_layer_value(const GradHist& h, PerLayer s);
+
+// What one pass over a run's histograms finds: the formats among them, whether any has a lost
+// update fraction, the largest value of each series (over the points that have one), the last step.
+struct PerLayerRange {
+  bool f16 = false, wide = false, unknown = false;  // wide: BF16, F32 or F64
+  bool has_lost = false;
+  double ymax[kPerLayerSeries] = {0, 0, 0, 0};
+  double xmax = 1;
+};
+PerLayerRange per_layer_range(const RunData& run);
+
+// The series drawn when `asked` is picked: Underflow has no point in a run of F16 histograms
+// only, so their zeros, which hold the underflow, are drawn instead; LostUpdates in a run that
+// logged none falls back to Subnormal.
+PerLayer per_layer_shown(PerLayer asked, const PerLayerRange& r);
+
+// The line the plot carries for `shown` ("" for none): where an F16 underflow went, what BF16
+// and F32 values keep, and what a flat 0% means. It never says nothing was lost to underflow:
+// an F32 gradient copied from an F16 one (master weights) lost its underflow before the copy.
+std::string per_layer_note(PerLayer shown, const PerLayerRange& r);
+
+// The histogram's zone left of 2^-24, labelled for the format its values were held in.
+std::string below_fp16_label(GradDtype d);
+
+// The line above the histogram: step, scale, how many values in which format, and the shares
+// of zeros, FP16 underflow, subnormal and overflow (an F16 histogram's underflow is among its
+// zeros, and the line says so instead of a 0% it did not measure), inf and NaN.
+std::string grad_summary(const GradHist& h);
+
 // ---- the FP8 panel ----------------------------------------------------------------------
 // Its axes are log2 axes: amax, scale and amax·scale span many binades (a gradient's amax of
 // 2^-10 gets a scale of 2^25 in E5M2), and the question is always "how many binades from the

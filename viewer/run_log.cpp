@@ -62,6 +62,17 @@ const char* fp8_format_name(const FloatFormat* f) {
   return f == &kE4M3 ? "E4M3" : f == &kE5M2 ? "E5M2" : "?";
 }
 
+const char* grad_dtype_name(GradDtype d) {
+  switch (d) {
+    case GradDtype::F32: return "f32";
+    case GradDtype::F16: return "f16";
+    case GradDtype::BF16: return "bf16";
+    case GradDtype::F64: return "f64";
+    case GradDtype::Unknown: break;
+  }
+  return "";
+}
+
 // ---- validation ---------------------------------------------------------------------------
 
 namespace {
@@ -222,6 +233,16 @@ class Fields {
 // Each reads every field through Fields into a local value; only a value that passed them all
 // is stored.
 
+// The "dtype" of a grad_hist: one of the names grad_dtype_name gives; absent in older logs.
+void read_grad_dtype(Fields& f, GradDtype& out) {
+  const json* v = f.find("dtype", Need::Optional);
+  if (!v) return;  // a log from before the field: Unknown
+  if (!v->is_string()) return f.fail("dtype", describe(*v) + " is not a string");
+  for (GradDtype d : {GradDtype::F32, GradDtype::F16, GradDtype::BF16, GradDtype::F64})
+    if (v->get_ref<const std::string&>() == grad_dtype_name(d)) return void(out = d);
+  f.fail("dtype", describe(*v) + " is not one of f32, f16, bf16, f64");
+}
+
 bool read_grad_hist(Fields& f, int64_t step, GradHist& h, std::string& param) {
   h.step = step;
   f.name("param", param);
@@ -249,6 +270,7 @@ bool read_grad_hist(Fields& f, int64_t step, GradHist& h, std::string& param) {
   f.count("nan", h.nan, Need::Optional);
   f.count("total", h.total);
   f.number("lost_update_fraction", 0.0, 1.0, h.lost_update_fraction, Need::Optional, false);
+  read_grad_dtype(f, h.dtype);
   if (!f.ok()) return false;
   h.exp_min = static_cast<int>(lo), h.exp_max = static_cast<int>(hi);
   // The schema's arithmetic (docs/run-log.md): every value is in exactly one of the bins,
@@ -263,6 +285,11 @@ bool read_grad_hist(Fields& f, int64_t step, GradHist& h, std::string& param) {
   else if (h.fp16_underflow + h.fp16_subnormal + h.fp16_overflow > finite_nonzero)
     f.fail("fp16_underflow", fmt::format("fp16_underflow + fp16_subnormal + fp16_overflow exceed "
                                          "the {} finite non-zero values", finite_nonzero));
+  // F16's finite values lie in 2^-24 .. 65504 (and 0): counts outside it are not F16 values,
+  // and the panel's "an underflow is among the zeros" would be false.
+  else if (h.dtype == GradDtype::F16 && h.fp16_underflow + h.fp16_overflow > 0)
+    f.fail("dtype", fmt::format("f16 values hold none below 2^-24 or above 65504, but fp16_underflow "
+                                "is {} and fp16_overflow {}", h.fp16_underflow, h.fp16_overflow));
   return f.ok();
 }
 

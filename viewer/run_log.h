@@ -102,11 +102,19 @@ struct LossScalePoint {
   bool found_inf, skipped;
 };
 
+// The format a histogram's values were held in when they were counted (the grad_hist field
+// "dtype": "f32", "f16", "bf16", "f64"). Unknown: a log written before the field existed.
+// It decides what the Gradients panel may say: an F16 value never lies below 2^-24 (what
+// underflowed is already 0, among the zeros), while BF16 and F32 keep such values.
+enum class GradDtype { Unknown, F32, F16, BF16, F64 };
+const char* grad_dtype_name(GradDtype d);  // as in the log; "" for Unknown
+
 // One parameter's gradient histogram at one step (the `grad_hist` event, see docs/run-log.md).
 // counts[i] counts finite non-zero |g| with floor(log2|g|) == exp_min + i, for the gradient as
 // the backward pass produced it, i.e. multiplied by `scale`. Validated: exp_min..exp_max
 // within min/max_hist_exponent(), every count in 0..kMaxCount, counts + below + above + zeros
-// + inf + nan == total, scale finite in [min_loss_scale(), max_loss_scale()].
+// + inf + nan == total, scale finite in [min_loss_scale(), max_loss_scale()], and an F16
+// histogram with no fp16_underflow or fp16_overflow (F16 holds no such finite value).
 struct GradHist {
   int64_t step = 0;
   double scale = 1.0;
@@ -116,6 +124,7 @@ struct GradHist {
   int64_t fp16_underflow = 0, fp16_subnormal = 0, fp16_overflow = 0;
   int64_t inf = 0, nan = 0, total = 0;
   double lost_update_fraction = -1.0;  // in [0, 1]; -1: not logged
+  GradDtype dtype = GradDtype::Unknown;
 };
 
 // Where the memory went at one step's peak (the `memory` event, docs/run-log.md), on one

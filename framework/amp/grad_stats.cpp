@@ -59,6 +59,7 @@ nlohmann::json GradHistogram::to_event(int64_t step) const {
                       {"inf", inf},
                       {"nan", nan},
                       {"total", total}};
+  if (!dtype.empty()) j["dtype"] = dtype;
   if (lost_update_fraction >= 0.0) j["lost_update_fraction"] = lost_update_fraction;
   return j;
 }

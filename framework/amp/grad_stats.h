@@ -10,13 +10,16 @@
 //   fp16_subnormal  2^-24 <= |g| < 2^-14       FP16 keeps them with fewer than 11 bits
 //   fp16_overflow   finite |g| > 65504         FP16 turns these into inf
 //   inf, nan
+//   dtype           (optional) the format the values were held in when counted: "f16", "bf16",
+//                   "f32", "f64". F16 values never lie below 2^-24: what underflowed is
+//                   already 0, counted in `zeros`, and fp16_underflow stays 0.
 //   lost_update_fraction  (optional) of the elements whose update is not zero, the fraction
 //                   that rounding erases: w + lr·update rounds back to w in the weight's
 //                   storage format (|lr·update| at or below half an ULP of w). 2048 + 1 = 2048.
 //
 // The FP16 limits come from kFP16 (framework/dtype), never from constants written here.
-// This file works on plain float arrays; grad_stats_tensor.h applies it to a model's
-// parameters and writes the events.
+// This file works on plain float arrays; grad_stats_logger.h applies it to a model's
+// parameters (and fills in dtype from their gradients).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,6 +42,7 @@ struct GradHistogram {
   int64_t below = 0, above = 0, zeros = 0;
   int64_t fp16_underflow = 0, fp16_subnormal = 0, fp16_overflow = 0;
   int64_t inf = 0, nan = 0, total = 0;
+  std::string dtype;  // "f16", "bf16", "f32", "f64"; empty: not known (left out of the event)
   double lost_update_fraction = -1.0;  // < 0: not measured (left out of the event)
 
   GradHistogram() = default;

@@ -1,6 +1,8 @@
 #include "framework/amp/grad_stats_logger.h"
 
+#include <cctype>
 #include <stdexcept>
+#include <string>
 
 #include "framework/autograd/grad_mode.h"
 
@@ -9,6 +11,13 @@ namespace hg::amp {
 namespace {
 // The values of t as F32 in a CPU buffer (from the GPU: one download).
 std::vector<float> as_floats(const Tensor& t) { return t.to_vector(); }
+
+// The name a grad_hist event gives the format (docs/run-log.md): "f16", "bf16", "f32", "f64".
+std::string event_dtype(DType t) {
+  std::string s = dtype_name(t);
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 }  // namespace
 
 std::vector<GradHistogram> grad_histograms(const std::vector<nn::NamedTensor>& params,
@@ -18,6 +27,7 @@ std::vector<GradHistogram> grad_histograms(const std::vector<nn::NamedTensor>& p
     Tensor g = p.tensor.grad();
     if (!g.defined()) continue;
     GradHistogram h(p.name, scale);
+    h.dtype = event_dtype(g.dtype());  // widened to F32 below, but counted as held
     if (g.dtype() == DType::F32 && g.device() == Device::CPU && g.is_contiguous()) {
       h.add(g.data<float>(), g.numel());
     } else {

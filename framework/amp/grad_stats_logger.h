@@ -24,7 +24,8 @@
 
 namespace hg::amp {
 
-// Histograms of every parameter's .grad (parameters without a .grad are left out).
+// Histograms of every parameter's .grad (parameters without a .grad are left out), each
+// with the dtype the .grad holds: an F16 gradient's underflow is among its zeros.
 std::vector<GradHistogram> grad_histograms(const std::vector<nn::NamedTensor>& params,
                                            double scale);
 

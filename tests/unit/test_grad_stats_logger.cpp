@@ -1,7 +1,9 @@
 // GradStatsLogger on parameters: histograms of each .grad, and the measured fraction of
-// updates the optimizer lost to rounding (weight unchanged although its gradient was not 0).
+// updates the optimizer lost to rounding (weight unchanged although its gradient was not 0),
+// and the format the gradient values were held in.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "framework/amp/grad_stats_logger.h"
@@ -61,4 +63,27 @@ TEST_CASE("a skipped step reports no lost-update fraction") {
   CHECK(hs[0].scale == 8.0);
   CHECK(hs[0].lost_update_fraction < 0.0);
   CHECK_FALSE(hs[0].to_event(0).contains("lost_update_fraction"));
+}
+
+TEST_CASE("a histogram records the format its gradient values were held in") {
+  // 2^-30 underflows F16: the F16 gradient holds a 0 where F32 and BF16 keep the value. The
+  // event says which format was counted, so a reader knows an F16 underflow sits in `zeros`.
+  const std::vector<float> g = {1.0f, std::ldexp(1.0f, -30)};
+  struct Case { DType dtype; const char* name; int64_t zeros, underflow; };
+  for (const Case c : {Case{DType::F16, "f16", 1, 0}, Case{DType::BF16, "bf16", 0, 1},
+                       Case{DType::F32, "f32", 0, 1}}) {
+    INFO(c.name);
+    Tensor w = param({0.0f, 0.0f}, c.dtype);
+    w.set_grad(Tensor::from_vector(g, {2}, c.dtype));
+    const auto hs = hg::amp::grad_histograms({{"w", w}}, 1.0);
+    REQUIRE(hs.size() == 1);
+    CHECK(hs[0].dtype == c.name);
+    CHECK(hs[0].zeros == c.zeros);
+    CHECK(hs[0].fp16_underflow == c.underflow);
+    CHECK(hs[0].to_event(0)["dtype"] == c.name);
+  }
+  // Values added by hand come with no format: the event leaves the field out.
+  hg::amp::GradHistogram by_hand("w", 1.0);
+  by_hand.add(g.data(), int64_t(g.size()));
+  CHECK_FALSE(by_hand.to_event(0).contains("dtype"));
 }

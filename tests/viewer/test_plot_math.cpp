@@ -376,3 +376,105 @@ TEST_CASE("Log2Extent::add_series: an isolated point does not stretch the axis, 
   CHECK(range_of({1, kNaN, 0.0, 2, kInf, -4.0}) == std::array<double, 2>{-1, 2});
   CHECK(range_of({}) == std::array<double, 2>{-1, 1});
 }
+
+// ---- the Gradients panel's per-layer plot: what each format lets it claim ----------------
+// An F16 gradient as backward made it holds no value in (0, 2^-24): what underflowed is
+// already 0. Its fp16_underflow is 0 however much was lost, so the plot must not say "0%
+// lost" for it; the loss is among the zeros.
+
+namespace {
+
+// One parameter's histograms at steps 0, 10, 20: `zeros` exact zeros and `under` values below
+// 2^-24 out of 100, the rest at 2^-10.
+RunData run_of(GradDtype dtype, int64_t zeros, int64_t under) {
+  RunData run;
+  run.params = {"fc2.weight"};
+  for (int64_t step : {0, 10, 20}) {
+    GradHist h = hist_at(step, -10, 100 - zeros - under, 1.0 / 4096);
+    h.counts[size_t(-30 - h.exp_min)] = under;
+    h.fp16_underflow = under;
+    h.zeros = zeros;
+    h.total = 100;
+    h.dtype = dtype;
+    run.grads["fc2.weight"].push_back(h);
+  }
+  return run;
+}
+
+bool says_nothing_lost(const std::string& note) {
+  return note.find("nothing") != std::string::npos && note.find("lost") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("per-layer plot: F16 gradients show their zeros, never a 0% lost") {
+  // The Lab's F16 run at loss scale 2^-12: 40% of fc2's gradient underflowed to 0.
+  const RunData run = run_of(GradDtype::F16, 40, 0);
+  const PerLayerRange r = per_layer_range(run);
+  CHECK(r.f16);
+  CHECK_FALSE(r.wide);
+  CHECK(r.xmax == 20);
+  // "% below 2^-24" has no point for an F16 histogram: it cannot be measured there.
+  CHECK(std::isnan(per_layer_value(run.grads.at("fc2.weight")[0], PerLayer::Underflow)));
+  // So the plot shows the zeros, which hold the underflow, and says why.
+  const PerLayer shown = per_layer_shown(PerLayer::Underflow, r);
+  CHECK(shown == PerLayer::Zeros);
+  CHECK(per_layer_value(run.grads.at("fc2.weight")[0], shown) == 40.0);
+  CHECK(r.ymax[int(PerLayer::Zeros)] == 40.0);
+  const std::string note = per_layer_note(shown, r);
+  CHECK_FALSE(says_nothing_lost(note));
+  CHECK(note.find("already 0") != std::string::npos);
+  // Whatever series is picked, none claims that nothing was lost to underflow.
+  for (PerLayer s : {PerLayer::Underflow, PerLayer::Zeros, PerLayer::Subnormal})
+    CHECK_FALSE(says_nothing_lost(per_layer_note(per_layer_shown(s, r), r)));
+  // An F16 run with no zero at all may say so: nothing underflowed.
+  const PerLayerRange clean = per_layer_range(run_of(GradDtype::F16, 0, 0));
+  CHECK(per_layer_note(PerLayer::Zeros, clean).find("0% for every parameter") != std::string::npos);
+}
+
+TEST_CASE("per-layer plot: F32 and BF16 gradients count what FP16 would lose, old logs do not say") {
+  for (GradDtype d : {GradDtype::F32, GradDtype::BF16}) {
+    CAPTURE(int(d));
+    const RunData run = run_of(d, 5, 30);
+    const PerLayerRange r = per_layer_range(run);
+    CHECK(r.wide);
+    CHECK(per_layer_shown(PerLayer::Underflow, r) == PerLayer::Underflow);
+    CHECK(per_layer_value(run.grads.at("fc2.weight")[0], PerLayer::Underflow) == 30.0);
+    CHECK(per_layer_value(run.grads.at("fc2.weight")[0], PerLayer::Zeros) == 5.0);
+    // The values were kept: the note says FP16 would lose them, not that they were lost.
+    CHECK(per_layer_note(PerLayer::Underflow, r).find("would") != std::string::npos);
+    // None below 2^-24 in a format that keeps them: FP16 would lose none.
+    const PerLayerRange none = per_layer_range(run_of(d, 5, 0));
+    CHECK(per_layer_note(PerLayer::Underflow, none).find("0% for every parameter") != std::string::npos);
+  }
+  // A log without the field may hold F16 values: no claim that nothing was lost.
+  const PerLayerRange old = per_layer_range(run_of(GradDtype::Unknown, 40, 0));
+  CHECK(old.unknown);
+  CHECK(per_layer_shown(PerLayer::Underflow, old) == PerLayer::Underflow);
+  CHECK_FALSE(says_nothing_lost(per_layer_note(PerLayer::Underflow, old)));
+  // A live run that changed recipe: F16 steps are gaps in the underflow series, and the note
+  // says where their underflow went.
+  RunData mixed = run_of(GradDtype::F32, 0, 0);
+  mixed.grads["fc2.weight"][2].dtype = GradDtype::F16;
+  mixed.grads["fc2.weight"][2].zeros = 40;
+  mixed.grads["fc2.weight"][2].counts[size_t(-10 - min_hist_exponent())] = 60;
+  const PerLayerRange r = per_layer_range(mixed);
+  CHECK(per_layer_shown(PerLayer::Underflow, r) == PerLayer::Underflow);
+  const std::string note = per_layer_note(PerLayer::Underflow, r);
+  CHECK_FALSE(says_nothing_lost(note));
+  CHECK(note.find("F16") != std::string::npos);
+}
+
+TEST_CASE("histogram view: the summary and the zone below 2^-24 word each format honestly") {
+  GradHist f16 = run_of(GradDtype::F16, 40, 0).grads.at("fc2.weight")[0];
+  const std::string s = grad_summary(f16);
+  CHECK(s.find("zeros 40.00%") != std::string::npos);
+  CHECK(s.find("underflow 0.00%") == std::string::npos);  // not a measurement for F16 values
+  CHECK(below_fp16_label(GradDtype::F16).find("F16") != std::string::npos);
+  CHECK(below_fp16_label(GradDtype::F16).find("zeros") != std::string::npos);
+  // Values FP16 would lose, held in a format that kept them.
+  GradHist f32 = run_of(GradDtype::F32, 5, 30).grads.at("fc2.weight")[0];
+  CHECK(grad_summary(f32).find("underflow 30.00%") != std::string::npos);
+  CHECK(below_fp16_label(GradDtype::BF16).find("BF16 keeps") != std::string::npos);
+  CHECK(below_fp16_label(GradDtype::Unknown) == "FP16: below 2^-24");
+}

@@ -618,6 +618,30 @@ TEST_CASE("scales: finite and > 0 within the formats' range, a logged loss scale
   check_refused(with(ls, "skipped", 1), "loss_scale skipped: 1 is not true or false");
 }
 
+TEST_CASE("dtype: the format the values were held in, one of f32, f16, bf16, f64; absent in older logs") {
+  auto dtype_of = [](const json& j) {
+    RunData d;
+    std::string why;
+    REQUIRE_MESSAGE(parse_event_line(j.dump(), d, &why), why);
+    return d.grads.at("fc1.weight").at(0).dtype;
+  };
+  CHECK(dtype_of(good_hist()) == GradDtype::Unknown);  // written before the field existed
+  CHECK(dtype_of(with(good_hist(), "dtype", "f32")) == GradDtype::F32);
+  CHECK(dtype_of(with(good_hist(), "dtype", "bf16")) == GradDtype::BF16);
+  CHECK(dtype_of(with(good_hist(), "dtype", "f64")) == GradDtype::F64);
+  // An F16 histogram holds nothing below 2^-24 or above 65504: F16 has no such finite values.
+  json f16 = with(good_hist(), "dtype", "f16");
+  f16["fp16_underflow"] = 0, f16["fp16_overflow"] = 0;
+  CHECK(dtype_of(f16) == GradDtype::F16);
+  CHECK(std::string(grad_dtype_name(GradDtype::F16)) == "f16");
+  check_refused(with(f16, "fp16_underflow", 4), "grad_hist dtype: f16 values hold none below 2^-24 or above 65504, "
+                                                "but fp16_underflow is 4 and fp16_overflow 0");
+  check_refused(with(f16, "fp16_overflow", 2), "fp16_overflow 2");
+  check_refused(with(good_hist(), "dtype", "F16"), "grad_hist dtype: \"F16\" is not one of f32, f16, bf16, f64");
+  check_refused(with(good_hist(), "dtype", "fp8"), "grad_hist dtype: \"fp8\" is not one of");
+  check_refused(with(good_hist(), "dtype", 16), "grad_hist dtype: 16 is not a string");
+}
+
 TEST_CASE("fractions, values, names and texts: type, range and size") {
   check_refused(with(good_hist(), "lost_update_fraction", 1.5), "lost_update_fraction: 1.5 is outside 0 .. 1");
   check_refused(with(good_hist(), "lost_update_fraction", -0.5), "lost_update_fraction: -0.5 is outside");

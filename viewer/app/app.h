@@ -45,7 +45,7 @@ struct GradientsState {
   bool show_true = true; // histogram of the true gradient (÷ scale) next to the scaled one
   bool log_counts = true;
   bool heat_true = false;  // heat map of the true gradient (÷ scale) instead of the scaled one
-  int per_layer = 0;       // the per-layer lines: 0 % underflow, 1 % subnormal, 2 % updates lost
+  int per_layer = 0;       // the per-layer lines: a PerLayer (plot_math.h), 0 % below 2^-24
 };
 
 struct MemoryState {

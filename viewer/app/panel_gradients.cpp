@@ -4,11 +4,15 @@
 //   pickers      run, parameter, step
 //   histogram    log2|g| at one step, FP16's zones shaded; the scaled and the true gradient
 //   heat map     every logged step at once: x step, y exponent, colour count
-//   per layer    % of each parameter's gradient lost to FP16 underflow, over time
+//   per layer    % of each parameter's gradient below 2^-24 (or exactly 0, for F16 values),
+//                in FP16's subnormal range, or whose update was lost, over time
 //
 // The logged histogram is of the gradient as backward produced it, i.e. multiplied by the loss
-// scale (docs/run-log.md). The true gradient is the same histogram shifted by log2(scale) bins.
-// FP16's zones come from kFP16 (framework/dtype), never typed in here.
+// scale (docs/run-log.md), in the format backward held it in (its dtype). The true gradient is
+// the same histogram shifted by log2(scale) bins. An F16 gradient holds nothing below 2^-24:
+// what underflowed is already 0, so the panel shows its zeros where a wider format's
+// "below 2^-24" would be (plot_math.h words each format). FP16's zones come from kFP16
+// (framework/dtype), never typed in here.
 #define GL_GLEXT_PROTOTYPES 1
 #include <GL/gl.h>
 
@@ -51,15 +55,18 @@ void hatch_bin(const PlotFrame& f, int e) {
   f.dl->PopClipRect();
 }
 
-void shade_zones_x(const PlotFrame& f, bool labels) {
+// FP16's zones behind the histogram; the one below 2^-24 labelled for the values' format.
+void shade_zones_x(const PlotFrame& f, GradDtype dtype) {
   const Fp16Zones z = fp16_zones();
-  auto band = [&](double a, double b, ImU32 c, const char* label) {
+  // wrap: the label breaks into lines as wide as the band (0: one line).
+  auto band = [&](double a, double b, ImU32 c, const char* label, bool wrap = false) {
     float x0 = std::max(f.p0.x, f.px(a)), x1 = std::min(f.p1.x, f.px(b));
     if (x1 <= x0) return;
     f.dl->AddRectFilled({x0, f.p0.y}, {x1, f.p1.y}, c);
-    if (labels) f.dl->AddText({x0 + 3, f.p0.y + 2}, IM_COL32(230, 230, 230, 200), label);
+    f.dl->AddText(nullptr, 0.0f, {x0 + 3, f.p0.y + 2}, IM_COL32(230, 230, 230, 200), label, nullptr,
+                  wrap ? std::max(1.0f, x1 - x0 - 6) : 0.0f);
   };
-  band(f.x0, z.e_sub, IM_COL32(120, 120, 130, 70), "FP16: below 2^-24");
+  band(f.x0, z.e_sub, IM_COL32(120, 120, 130, 70), below_fp16_label(dtype).c_str(), true);
   band(z.e_sub, z.e_norm, IM_COL32(80, 150, 220, 60), "subnormal");
   band(z.e_norm, z.e_max, IM_COL32(80, 200, 120, 30), "normal");
   band(z.e_max, z.e_max + 1, IM_COL32(80, 200, 120, 30), "");
@@ -178,7 +185,7 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
   PlotFrame f = begin_plot("hist", size, xlo, xhi, 0, std::max(ymax * 1.08, 1.0), "floor(log2 |g|)",
                            ytitle, pow2_label, nullptr, 4, 0);
   const bool hovered = ImGui::IsItemHovered();
-  shade_zones_x(f, true);
+  shade_zones_x(f, h.dtype);
   auto bar = [&](double x, int64_t c, ImU32 fill, bool outline) {
     if (c <= 0) return;
     ImVec2 a = f.map(x + 0.1, y_of(c)), b = f.map(x + 0.9, 0);
@@ -206,6 +213,9 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
     f.dl->AddRectFilled(f.map(e, f.y1), f.map(e + 1, f.y0), IM_COL32(255, 255, 255, 30));
     ImGui::BeginTooltip();
     ImGui::Text("2^%d <= |g| < 2^%d  (%s)", e, e + 1, zone);
+    if (e < z.e_sub && h.dtype == GradDtype::F16)
+      ImGui::TextUnformatted("These are F16 values: none can lie here. One that underflowed "
+                             "is already 0,\ncounted among the zeros in the line above.");
     ImGui::Text("values here as computed: %lld", static_cast<long long>(count_at(e)));
     if (e == z.e_max)
       ImGui::TextUnformatted("This bin is split (hatched): FP16's largest finite value, 65504, "
@@ -255,18 +265,14 @@ void draw_histogram(const GradientsState& g, const GradHist& h, ImVec2 size) {
 }
 
 void draw_summary(const GradHist& h) {
-  auto pct = [&](int64_t c) { return h.total > 0 ? 100.0 * c / h.total : 0.0; };
-  ImGui::TextWrapped("step %lld   scale %g (2^%g)   %lld values:  zeros %.2f%%   FP16 underflow "
-              "%.2f%%   subnormal %.2f%%   overflow %.3f%%   inf %lld   NaN %lld",
-              static_cast<long long>(h.step), h.scale, log2_scale(h),
-              static_cast<long long>(h.total), pct(h.zeros), pct(h.fp16_underflow),
-              pct(h.fp16_subnormal), pct(h.fp16_overflow), static_cast<long long>(h.inf),
-              static_cast<long long>(h.nan));
-  help_marker("Out of all the elements of this gradient: exact zeros; values below FP16's "
-              "smallest subnormal 2^-24 (FP16 rounds them to 0 at most 2^-25, else up to 2^-24: that part of the gradient "
-              "is lost); subnormals 2^-24..2^-14 (kept, with fewer bits); above 65504 (become "
-              "inf, and a loss scaler skips the step). Counts are of the scaled values, which "
-              "is what FP16 actually holds.");
+  ImGui::TextWrapped("%s", grad_summary(h).c_str());
+  help_marker("Out of all the elements of this gradient, in the format backward held them in: "
+              "exact zeros; values below FP16's smallest subnormal 2^-24 (FP16 rounds them to 0 "
+              "at most 2^-25, else up to 2^-24: that part of the gradient is lost); subnormals "
+              "2^-24..2^-14 (kept, with fewer bits); above 65504 (become inf, and a loss scaler "
+              "skips the step). F16 values cannot lie below 2^-24 or above 65504: backward "
+              "already made those 0 or inf, so they are counted among the zeros and the infs. "
+              "Counts are of the scaled values, which is what the format actually holds.");
   if (h.lost_update_fraction >= 0) {
     ImGui::SameLine();
     ImGui::Text("  updates lost: %.1f%%", 100 * h.lost_update_fraction);
@@ -405,51 +411,41 @@ void draw_heat_map(App& app, const RunSlot& slot, const std::vector<GradHist>& h
 
 // ---- per layer over time ----------------------------------------------------------------
 
-double series_value(const GradHist& h, int what) {
-  if (what == 2) return 100.0 * h.lost_update_fraction;
-  if (h.total == 0) return 0;
-  return 100.0 * double(what == 0 ? h.fp16_underflow : h.fp16_subnormal) / double(h.total);
-}
-
 // The range of every parameter's series, cached: it changes only when the run grows (its
 // reader's version), so most frames skip the loop over all histograms (100,000 of them in a
-// large run). One pass fills the maximum of each of the three series.
-struct UnderflowRange {
-  const RunData* run = nullptr;
-  uint64_t version = ~0ull;
-  bool has_lost = false;
-  double ymax[3] = {0, 0, 0}, xmax = 1;
-};
-const UnderflowRange& underflow_range(const RunData& run, uint64_t version) {
-  static UnderflowRange r;
-  if (r.run == &run && r.version == version) return r;
-  r = UnderflowRange{&run, version};
-  for (const auto& [p, hs] : run.grads) {
-    for (const auto& h : hs) {
-      r.has_lost |= h.lost_update_fraction >= 0;
-      for (int w = 0; w < 3; ++w) r.ymax[w] = std::max(r.ymax[w], series_value(h, w));
-      r.xmax = std::max(r.xmax, double(h.step));
-    }
-  }
+// large run).
+const PerLayerRange& per_layer_range_cached(const RunData& run, uint64_t version) {
+  static const RunData* cached_run = nullptr;
+  static uint64_t cached_version = ~0ull;
+  static PerLayerRange r;
+  if (cached_run == &run && cached_version == version) return r;
+  r = per_layer_range(run);
+  cached_run = &run, cached_version = version;
   return r;
 }
 
 void draw_underflow(App& app, const RunSlot& slot, ImVec2 size) {
   GradientsState& g = app.grads;
   const RunData& run = slot.data();
-  int& what = g.per_layer;  // 0: % underflow, 1: % subnormal, 2: % updates lost
-  const UnderflowRange& range = underflow_range(run, slot.reader->version());
-  const bool has_lost = range.has_lost;
+  const PerLayerRange& range = per_layer_range_cached(run, slot.reader->version());
+  // The series picked stays picked; a run that cannot show it shows what holds the answer
+  // (an F16 run's zeros for its underflow).
+  const PerLayer shown = per_layer_shown(PerLayer(std::clamp(g.per_layer, 0, kPerLayerSeries - 1)), range);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 19);
-  const char* items[] = {"% lost to FP16 underflow", "% in FP16's subnormal range",
-                         "% of updates lost (rounded away)"};
-  if (!has_lost) what = std::min(what, 1);
-  ImGui::Combo("per layer, over time", &what, items, has_lost ? 3 : 2);
-  const double ymax = range.ymax[what], xmax = range.xmax;
-  help_marker("One line per parameter; the selected one is white. Underflow: the share of the "
-              "gradient's elements below 2^-24 once scaled, which FP16 turns into zeros. A "
-              "loss scale lifts them back into range. Updates lost: lost_update_fraction from "
-              "the log (chapter 06). Subnormal: kept, but with fewer significant bits.");
+  if (ImGui::BeginCombo("per layer, over time", per_layer_label(shown))) {
+    for (PerLayer s : {PerLayer::Underflow, PerLayer::Zeros, PerLayer::Subnormal, PerLayer::LostUpdates}) {
+      if (s == PerLayer::LostUpdates && !range.has_lost) continue;
+      if (ImGui::Selectable(per_layer_label(s), s == shown)) g.per_layer = int(s);
+    }
+    ImGui::EndCombo();
+  }
+  const double ymax = range.ymax[int(shown)], xmax = range.xmax;
+  help_marker("One line per parameter; the selected one is white. Below 2^-24: the share of the "
+              "gradient's elements below 2^-24 once scaled, which FP16 turns into zeros; a loss "
+              "scale lifts them back into range. F16 gradients hold none (what underflowed is "
+              "already 0), so for them the plot shows the exact zeros, underflows included. "
+              "Updates lost: lost_update_fraction from the log (chapter 06). Subnormal: kept, "
+              "but with fewer significant bits.");
   size.y -= ImGui::GetFrameHeightWithSpacing();
   PlotFrame f = begin_plot("underflow", size, 0, xmax, 0, std::max(1.0, ymax * 1.1), "step",
                            nullptr, step_label);
@@ -459,41 +455,44 @@ void draw_underflow(App& app, const RunSlot& slot, ImVec2 size) {
   const int max_pts = std::max(16, static_cast<int>((f.p1.x - f.p0.x) / (many ? 6 : 2)));
   const ImDrawListFlags saved = f.dl->Flags;
   if (many) f.dl->Flags &= ~ImDrawListFlags_AntiAliasedLines;
+  // A point without a value (an F16 histogram's underflow, a step with no lost updates
+  // logged) leaves a gap in its line.
   std::vector<ImVec2> pts;
+  auto draw_series = [&](const std::vector<GradHist>& hs, ImU32 c, float thickness) {
+    pts.clear();
+    const size_t stride = std::max<size_t>(1, hs.size() / max_pts);
+    for (size_t k = 0; k < hs.size(); k += stride) {
+      const double v = per_layer_value(hs[k], shown);
+      if (std::isnan(v)) {
+        draw_polyline(f.dl, pts, c, thickness);
+        pts.clear();
+      } else {
+        pts.push_back(f.map(double(hs[k].step), v));
+      }
+    }
+    draw_polyline(f.dl, pts, c, thickness);
+  };
   int i = 0;
   for (const auto& name : run.params) {
-    const auto& hs = run.grads.at(name);
-    const bool sel = name == g.param;
-    pts.clear();
-    size_t stride = std::max<size_t>(1, hs.size() / max_pts);
-    for (size_t k = 0; k < hs.size(); k += stride) {
-      const auto& h = hs[k];
-      double v = series_value(h, what);
-      pts.push_back(f.map(double(h.step), v));
-    }
-    ImU32 c = sel ? IM_COL32(255, 255, 255, 255) : (run_color(i + 1) & 0x00FFFFFF) | (110u << 24);
-    if (!sel) draw_polyline(f.dl, pts, c, 1.0f);
+    const ImU32 c = (run_color(i + 1) & 0x00FFFFFF) | (110u << 24);
+    if (name != g.param) draw_series(run.grads.at(name), c, 1.0f);
     ++i;
   }
   f.dl->Flags = saved;
   // the selected one last, on top
   if (auto it = run.grads.find(g.param); it != run.grads.end()) {
-    pts.clear();
-    size_t stride = std::max<size_t>(1, it->second.size() / max_pts);
-    for (size_t k = 0; k < it->second.size(); k += stride) {
-      const auto& h = it->second[k];
-      double v = series_value(h, what);
-      pts.push_back(f.map(double(h.step), v));
-    }
-    draw_polyline(f.dl, pts, IM_COL32(255, 255, 255, 255), 2.5f);
+    draw_series(it->second, IM_COL32(255, 255, 255, 255), 2.5f);
     const std::string t = fmt::format("white: {} ({} parameters in all)", g.param, run.params.size());
     const ImVec2 ts = ImGui::CalcTextSize(t.c_str()), at = {f.p0.x + 6, f.p0.y + 4};
     f.dl->AddRectFilled({at.x - 3, at.y - 1}, {at.x + ts.x + 3, at.y + ts.y + 1}, IM_COL32(10, 10, 14, 215), 3);
     f.dl->AddText(at, IM_COL32(255, 255, 255, 255), t.c_str());
   }
-  if (ymax == 0)
-    f.dl->AddText({f.p0.x + 6, f.p0.y + ImGui::GetFontSize() * 1.4f}, IM_COL32(160, 220, 160, 255),
-                  "0% for every parameter at every step: nothing in this view was lost");
+  const std::string note = per_layer_note(shown, range);
+  if (!note.empty()) {  // under the white label, on a dark box so a line never hides it
+    const ImVec2 ts = ImGui::CalcTextSize(note.c_str()), at = {f.p0.x + 6, f.p0.y + ImGui::GetFontSize() * 1.4f};
+    f.dl->AddRectFilled({at.x - 3, at.y - 1}, {at.x + ts.x + 3, at.y + ts.y + 1}, IM_COL32(10, 10, 14, 215), 3);
+    f.dl->AddText(at, ymax == 0 ? IM_COL32(160, 220, 160, 255) : IM_COL32(250, 200, 120, 255), note.c_str());
+  }
   end_plot(f);
 }
 
