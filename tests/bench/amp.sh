@@ -117,7 +117,7 @@ BF16_UNIT=$(sed -n 's/^BF16 unit: //p' "$TMP/goal.txt")
 BF16_LIMIT=$(sed -n 's/^BF16 AMP goal: <= \([0-9.]*\)x.*/\1/p' "$TMP/goal.txt")
 BF16_NONE=$(sed -n 's/^BF16 AMP goal: none (\(.*\))$/\1/p' "$TMP/goal.txt")
 cpu_model=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)
-echo "halfgrad AMP benchmark — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc)-core ${cpu_model:-$(uname -m)}, $THREADS threads, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "halfgrad AMP benchmark — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc)-core ${cpu_model:-$(uname -m)}, $THREADS thread$([ "$THREADS" = 1 ] || echo s), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 case "$BF16_UNIT" in
   amx|avx512_bf16) echo "(on the CPU F16 is emulated in software, so F16 AMP cannot be faster there; BF16 runs on the CPU's BF16 unit: $BF16_UNIT)" ;;
   *) echo "(on this CPU F16 and BF16 are emulated in software — BF16 unit: $BF16_UNIT — so AMP cannot be faster here)" ;;
@@ -133,7 +133,7 @@ echo "(x FP32 and speed-up: against the same engine's FP32 row. PyTorch starts f
 echo " weights and shuffles with its own generator: compare its accuracy with its own FP32 row)"
 echo
 for model in mlp smallcnn; do
-  echo "== $model: one epoch of $LIMIT images, batch 128, $THREADS threads; each row the fastest of $ROUNDS rounds =="
+  echo "== $model: one epoch of $LIMIT images, batch 128, $THREADS thread$([ "$THREADS" = 1 ] || echo s); each row the fastest of $ROUNDS rounds =="
   : >"$TMP/${model}_rounds.txt"
   for round in $(seq 1 "$ROUNDS"); do
     OMP_NUM_THREADS="$THREADS" "$L10" --model "$model" --epochs 1 --limit-train "$LIMIT" --limit-test 1000 \
