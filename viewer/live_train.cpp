@@ -1,5 +1,6 @@
-// halfgrad-live — chapter 02's MLP trained on FashionMNIST in a precision recipe of chapters
-// 06–11 that can be changed while it trains: the training half of the viewer's Lab panel.
+// halfgrad-live — chapter 02's MLP (or its SmallCNN) trained on FashionMNIST in a precision
+// recipe of chapters 06–11 that can be changed while it trains: the training half of the
+// viewer's Lab panel.
 //
 // It is a training program like a chapter's, not part of the viewer: it writes its run
 // folder (runs/<name>/run.json, events.jsonl) and reads commands from runs/<name>/control.jsonl
@@ -53,6 +54,8 @@ struct Flags {
 void add_flags(CLI::App& app, Flags& f) {
   using namespace hg::train;
   auto& c = f.live;
+  app.add_option("--model", c.model, "mlp | smallcnn (chapter 02's models)")->capture_default_str()
+      ->check(OneOf(live_models()));
   app.add_option("--recipe", c.recipe, "fp32 | fp16_naive | master_weights | static_scale | dynamic_scale | "
                  "amp_f16 | amp_bf16")->capture_default_str()->check(OneOf(live_recipes()));
   app.add_option("--lr", c.lr, "learning rate")->capture_default_str()
@@ -98,7 +101,8 @@ struct Branch {
 
 std::string start_branch(const Flags& f, const std::string& checkpoint, const std::string& recipe,
                          const std::string& run_name, std::vector<Branch>& children) {
-  std::vector<std::string> args = {kProgram, "--from", checkpoint, "--recipe", recipe, "--run-name", run_name,
+  std::vector<std::string> args = {kProgram, "--from", checkpoint, "--model", f.live.model, "--recipe", recipe,
+                                   "--run-name", run_name,
                                    "--limit-train", std::to_string(f.limit_train), "--limit-test",
                                    std::to_string(f.limit_test), "--threads", std::to_string(f.threads),
                                    "--steps", std::to_string(f.live.max_steps), "--stats-every",
@@ -142,7 +146,7 @@ void end_branches(const std::vector<Branch>& children, bool finished, int64_t st
 // ---- 3. main ------------------------------------------------------------------------------
 int main(int argc, char** argv) {
   hg::set_omp_wait_policy(argv);  // idle threads sleep (wait_policy.h)
-  CLI::App app{"halfgrad-live: the MLP trained live; commands from runs/<name>/control.jsonl"};
+  CLI::App app{"halfgrad-live: chapter 02's MLP or SmallCNN trained live; commands from runs/<name>/control.jsonl"};
   Flags f;
   add_flags(app, f);
   HG_PARSE_FLAGS(app, argc, argv);
@@ -171,7 +175,7 @@ int main(int argc, char** argv) {
     const std::string dir = hg::train::claim_run_folder(f.run_name, false, false);
     // "precision": "live": the recipe changes as the run goes; it starts as args.recipe, and
     // every change is a command event.
-    hg::io::RunLog log(dir, {{"lesson", "live"}, {"model", "mlp"}, {"precision", "live"}, {"device", "cpu"},
+    hg::io::RunLog log(dir, {{"lesson", "live"}, {"model", f.live.model}, {"precision", "live"}, {"device", "cpu"},
                              {"seed", f.live.seed},
                              {"args", {{"recipe", f.live.recipe}, {"batch_size", f.live.batch_size}, {"lr", f.live.lr},
                                        {"momentum", f.live.momentum}, {"log2_scale", f.live.log2_scale},

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <stdexcept>
 #include <thread>
 
 #include "framework/amp/autocast.h"
@@ -59,7 +60,7 @@ std::string folder_name(const std::string& dir) {
 
 struct LiveTrainer::State {
   explicit State(const data::ImageDataset& train, const LiveConfig& cfg)
-      : gen(cfg.seed), model(std::make_shared<nn::MLP>(gen)),
+      : gen(cfg.seed), model(nn::make_model(cfg.model, gen)),
         loader(train, {cfg.batch_size, /*shuffle=*/true, /*drop_last=*/false, cfg.seed}),
         stats(cfg.stats_every) {}
   Generator gen;
@@ -83,7 +84,13 @@ LiveTrainer::LiveTrainer(const FashionMnist& data, LiveConfig cfg, io::RunLog& l
     : data_(data), cfg_(std::move(cfg)), log_(log), st_(std::make_unique<State>(data.train, cfg_)) {
   paused_ = cfg_.paused;
   if (!from.empty()) {  // a branch: the weights, the data's position and the settings of its parent
-    const TrainingState t = load_training_checkpoint(from, *st_->model, nullptr, &st_->loader);
+    const io::Checkpoint ckpt = io::load_checkpoint(from);
+    const nlohmann::json train = ckpt.meta.value("train", nlohmann::json::object());
+    const std::string saved = train.value("extra", nlohmann::json::object()).value("model", "mlp");
+    if (saved != cfg_.model)  // the shapes would say so too, in words a learner must decode
+      throw std::runtime_error(from + ": a checkpoint of the " + saved + ", not of the " + cfg_.model +
+                               " (--model " + saved + ")");
+    const TrainingState t = restore_checkpoint(ckpt, *st_->model, nullptr, &st_->loader);
     step_ = t.step;
     const nlohmann::json& e = t.extra;
     cfg_.lr = e.value("lr", cfg_.lr);
@@ -212,17 +219,17 @@ std::string LiveTrainer::branch(const Command& c, nlohmann::json& effect) {
   const std::string path = log_.dir() + "/branch_" + std::to_string(step_) + ".ckpt";
   // The weights at full precision, in an F32 model of the same shape, and where the data stands.
   Generator gen(cfg_.seed);
-  nn::MLP f32(gen);
-  f32.load_state(st_->weights());
+  const nn::ModulePtr f32 = nn::make_model(cfg_.model, gen);
+  f32->load_state(st_->weights());
   TrainingState t;
   t.step = step_;
   t.epoch = st_->loader.epoch();
   t.loader = st_->loader.state_json();
   t.extra = {{"lr", cfg_.lr}, {"momentum", cfg_.momentum}, {"log2_scale", cfg_.log2_scale},
-             {"growth_interval", cfg_.growth_interval}, {"recipe", cfg_.recipe}};
+             {"growth_interval", cfg_.growth_interval}, {"recipe", cfg_.recipe}, {"model", cfg_.model}};
   if (st_->scaler->is_enabled()) t.extra["log2_scale"] = std::ilogb(st_->scaler->get_scale());
   try {
-    save_training_checkpoint(path, f32, nullptr, t);
+    save_training_checkpoint(path, *f32, nullptr, t);
   } catch (const std::exception& e) {
     return std::string("branch: ") + e.what();
   }

@@ -1,7 +1,7 @@
 #pragma once
-// A live training run: chapter 02's MLP on FashionMNIST in one of the precision recipes of
-// chapters 06–11, which the learner changes while it trains (halfgrad-live; the viewer's Lab
-// panel drives it).
+// A live training run: one of chapter 02's models on FashionMNIST (the MLP, or the SmallCNN
+// that chapter 10 also trains) in one of the precision recipes of chapters 06–11, which the
+// learner changes while it trains (halfgrad-live; the viewer's Lab panel drives it).
 //
 //   recipe          model   master  loss scale        autocast    update
 //   fp32            F32     -       -                 -           SGD
@@ -18,6 +18,9 @@
 // made it, times S) with its lost updates, and the step's memory. A command applied or
 // refused is a "command" event at the step it took effect (docs/run-log.md): the log alone
 // replays the run (--script runs/<name>/events.jsonl).
+//
+// Every recipe is the same code for either model: the model's dtype, the master copy, the
+// scalers, autocast and the F16 SGD all work on whatever parameters the model has.
 //
 // Changing the recipe keeps the weights (the F32 master where there is one, so no bit is
 // lost going F16 → F32) and starts the optimizer's momentum and the recipe's scaler afresh,
@@ -39,6 +42,7 @@
 namespace hg::train {
 
 struct LiveConfig {
+  std::string model = "mlp";       // live_models(): "mlp" or "smallcnn"
   std::string recipe = "fp32";
   double lr = 0.05, momentum = 0.9;
   int log2_scale = 16;             // the static scale, and where a GradScaler starts (2^16)

@@ -18,6 +18,11 @@ const std::vector<std::string>& live_recipes() {
   return recipes;
 }
 
+const std::vector<std::string>& live_models() {
+  static const std::vector<std::string> models = {"mlp", "smallcnn"};
+  return models;
+}
+
 namespace {
 
 ParsedCommand refuse(std::string why) { return {std::nullopt, std::move(why)}; }

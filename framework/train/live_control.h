@@ -36,6 +36,8 @@ namespace hg::train {
 
 // The precision recipes of chapters 06–11, in the order of the ladder.
 const std::vector<std::string>& live_recipes();
+// The models a live run trains: chapter 02's two (nn/models/models.h).
+const std::vector<std::string>& live_models();
 
 enum class CommandKind { Pause, Resume, Stop, Step, SetLossScale, SetGrowthInterval, SetLr, SetRecipe, Branch };
 

@@ -361,6 +361,56 @@ TEST_CASE("live: a branch goes on from its parent's step with the parent's weigh
   }
 }
 
+TEST_CASE("live: the SmallCNN trains in every recipe, with its gradients and memory, the same twice") {
+  // Each recipe for one step, histograms every step: what the MLP logs, for the CNN's 8 tensors.
+  TempDir tmp;
+  LiveConfig cfg = tiny_config();
+  cfg.model = "smallcnn";
+  cfg.batch_size = 16;
+  cfg.stats_every = 1;
+  cfg.eval_every = 0;
+  const std::string every_recipe =
+      "at 0 set loss_scale 2^8; at 1 set recipe fp16_naive; at 2 set recipe master_weights\n"
+      "at 3 set recipe static_scale; at 4 set recipe dynamic_scale; at 5 set recipe amp_f16\n"
+      "at 6 set recipe amp_bf16; at 7 branch fp16_naive; at 8 stop\n";
+  std::string ckpt;
+  const hg::train::BranchStarter keep = [&](const std::string& path, const std::string&, const std::string&) {
+    ckpt = path;
+    return std::string();
+  };
+  REQUIRE(run_live(tmp.path + "/a", cfg, every_recipe, "", keep) == 0);
+  for (const auto& e : events_of(tmp.path + "/a", "command")) CHECK(e["applied"] == true);
+  int64_t losses = 0;
+  for (const auto& e : events_of(tmp.path + "/a", "scalar")) {
+    INFO(e.dump());
+    CHECK(std::isfinite(e["value"].get<double>()));
+    losses += e["name"] == "train/loss";
+  }
+  CHECK(losses == 8);
+  const auto hists = events_of(tmp.path + "/a", "grad_hist");
+  REQUIRE(hists.size() == 8 * 8);  // conv1, conv2, fc1, fc2: weight and bias, every step
+  std::map<int64_t, int64_t> nonzero;  // per step: values that are not zero, over every tensor
+  for (const auto& h : hists) nonzero[h["step"]] += h["total"].get<int64_t>() - h["zeros"].get<int64_t>();
+  CHECK(hists[0]["param"] == "conv1.weight");
+  for (int64_t s = 0; s < 8; ++s) CHECK(nonzero[s] > 0);  // every recipe's backward reached the convolutions
+  CHECK(events_of(tmp.path + "/a", "memory").size() == 8);
+  CHECK(events_of(tmp.path + "/a", "loss_scale").size() == 3);  // static_scale, dynamic_scale, amp_f16
+  REQUIRE(run_live(tmp.path + "/b", cfg, every_recipe, "", keep) == 0);
+  std::string a = read_file(tmp.path + "/a/events.jsonl");
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{tmp.path + "/a/", tmp.path + "/b/"}, {"a_b7", "b_b7"}})
+    for (size_t at = a.find(from); at != std::string::npos; at = a.find(from, at + to.size())) a.replace(at, from.size(), to);
+  CHECK(a == read_file(tmp.path + "/b/events.jsonl"));  // the branch's folder named apart
+  // The branch's checkpoint is the CNN's: an MLP run refuses it, naming the model.
+  static const hg::train::FashionMnist data = tiny_data();
+  REQUIRE(!ckpt.empty());
+  hg::io::RunLog log(tmp.path + "/c", {{"lesson", "live"}});
+  LiveConfig mlp = cfg;
+  mlp.model = "mlp";
+  CHECK_THROWS_WITH_AS(LiveTrainer(data, mlp, log, ckpt), doctest::Contains("smallcnn"), std::runtime_error);
+  LiveTrainer t(data, cfg, log, ckpt);
+  CHECK(t.step() == 7);
+}
+
 #ifdef HG_LIVE_EXE
 TEST_CASE("live: a run killed mid-training leaves a folder that reads whole") {
   TempDir tmp;

@@ -67,6 +67,7 @@ struct LabState {
   int run_index = -1;                 // the live run among App::runs, once its folder exists
   std::vector<std::string> branches;  // run folders of its branches, added as they appear
   Panel view = Panel::Gradients;      // the panel shown beside the knobs
+  int model = 0;                      // index into live_models()
   int recipe = 0;                     // index into live_recipes()
   int branch_recipe = 6;              // amp_bf16
   int log2_scale = 16;

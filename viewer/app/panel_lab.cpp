@@ -26,11 +26,12 @@ namespace {
 
 const std::vector<std::string>& recipes() { return hg::train::live_recipes(); }
 
-bool combo(const char* label, int& index) {
+// A combo over `names` (the recipes unless told otherwise); true when the choice changed.
+bool combo(const char* label, int& index, const std::vector<std::string>& names = recipes()) {
   bool changed = false;
-  if (ImGui::BeginCombo(label, recipes()[size_t(index)].c_str())) {
-    for (size_t i = 0; i < recipes().size(); ++i)
-      if (ImGui::Selectable(recipes()[i].c_str(), int(i) == index)) changed = int(i) != index, index = int(i);
+  if (ImGui::BeginCombo(label, names[size_t(index)].c_str())) {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (ImGui::Selectable(names[i].c_str(), int(i) == index)) changed = int(i) != index, index = int(i);
     ImGui::EndCombo();
   }
   return changed;
@@ -50,7 +51,7 @@ void send(App& app, const nlohmann::json& command) {
 struct LiveState {
   const RunData* data = nullptr;
   int64_t step = -1;
-  std::string recipe;
+  std::string model, recipe;
   bool paused = false;
   double scale = 0;  // the last logged loss scale (0: none yet, or a recipe without one)
   int64_t growth_interval = -1;  // from run.json's args and the commands applied since (-1: not said)
@@ -63,6 +64,8 @@ LiveState live_state(const App& app) {
   const RunData& d = app.runs[app.lab.run_index].data();
   s.data = &d;
   s.step = d.max_step;
+  if (d.run_json.is_object() && d.run_json.contains("model") && d.run_json["model"].is_string())
+    s.model = d.run_json["model"];
   if (d.run_json.is_object() && d.run_json.contains("args") && d.run_json["args"].is_object()) {
     const nlohmann::json& a = d.run_json["args"];
     if (a.contains("recipe") && a["recipe"].is_string()) s.recipe = a["recipe"];
@@ -96,7 +99,8 @@ void measure_rate(LabState& lab, int64_t step) {
 // ---- knobs ------------------------------------------------------------------------------
 void start(App& app, std::vector<std::string> args) {
   LabState& lab = app.lab;
-  args.insert(args.end(), {"--recipe", recipes()[size_t(lab.recipe)], "--log2-scale", std::to_string(lab.log2_scale)});
+  args.insert(args.end(), {"--model", hg::train::live_models()[size_t(lab.model)], "--recipe",
+                           recipes()[size_t(lab.recipe)], "--log2-scale", std::to_string(lab.log2_scale)});
   const std::string why = lab.run.start(lab.live_exe, args);
   lab.message = why.empty() ? "started " + lab.run.dir() : why;
   lab.run_index = -1, lab.branches.clear(), lab.rate_step = -1;
@@ -104,7 +108,10 @@ void start(App& app, std::vector<std::string> args) {
 
 void draw_start(App& app) {
   LabState& lab = app.lab;
-  ImGui::TextWrapped("Train chapter 02's MLP on FashionMNIST live, in any recipe of chapters 06-11.");
+  ImGui::TextWrapped("Train one of chapter 02's models on FashionMNIST live, in any recipe of chapters 06-11.");
+  combo("model##start", lab.model, hg::train::live_models());
+  help_marker("mlp: 784-512-256-10, about 536k parameters (chapter 02). smallcnn: two 3x3 convolutions "
+              "and two Linear layers, 422k parameters, several times slower per step (docs/viewer.md).");
   combo("recipe##start", lab.recipe);
   ImGui::SliderInt("log2 S##start", &lab.log2_scale, -24, 24, "S = 2^%d");
   if (ImGui::Button("Start", ImVec2(ImGui::GetContentRegionAvail().x, 0))) start(app, lab.args);
@@ -248,8 +255,8 @@ void draw_lab_panel(App& app) {
     if (running) {
       measure_rate(lab, s.step);
       if (!s.data) ImGui::TextDisabled("starting (reading FashionMNIST) ...");
-      else ImGui::Text("step %lld  %s  %s", static_cast<long long>(std::max<int64_t>(s.step, 0)), s.recipe.c_str(),
-                       s.paused ? "PAUSED" : "training");
+      else ImGui::Text("step %lld  %s  %s  %s", static_cast<long long>(std::max<int64_t>(s.step, 0)),
+                       s.model.c_str(), s.recipe.c_str(), s.paused ? "PAUSED" : "training");
       if (s.data && !s.paused) ImGui::Text("%.1f steps/s", lab.steps_per_second);
       if (s.scale > 0) ImGui::Text("loss scale S = 2^%d", std::ilogb(s.scale));
       ImGui::Separator();
