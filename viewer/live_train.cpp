@@ -1,6 +1,6 @@
 // halfgrad-live — chapter 02's MLP (or its SmallCNN) trained on FashionMNIST in a precision
-// recipe of chapters 06–11 that can be changed while it trains: the training half of the
-// viewer's Lab panel.
+// recipe of chapters 06–11 or 14 (FP8) that can be changed while it trains: the training half
+// of the viewer's Lab panel.
 //
 // It is a training program like a chapter's, not part of the viewer: it writes its run
 // folder (runs/<name>/run.json, events.jsonl) and reads commands from runs/<name>/control.jsonl
@@ -57,7 +57,8 @@ void add_flags(CLI::App& app, Flags& f) {
   app.add_option("--model", c.model, "mlp | smallcnn (chapter 02's models)")->capture_default_str()
       ->check(OneOf(live_models()));
   app.add_option("--recipe", c.recipe, "fp32 | fp16_naive | master_weights | static_scale | dynamic_scale | "
-                 "amp_f16 | amp_bf16")->capture_default_str()->check(OneOf(live_recipes()));
+                 "amp_f16 | amp_bf16 (chapters 06-11) | fp8_current | fp8_delayed | fp8_block | fp8_mx "
+                 "(chapter 14, the MLP only)")->capture_default_str()->check(OneOf(live_recipes()));
   app.add_option("--lr", c.lr, "learning rate")->capture_default_str()
       ->check(FiniteIn(1e-30, kMaxLr, "a learning rate in (0, 10]"));
   app.add_option("--momentum", c.momentum, "SGD momentum")->capture_default_str()
@@ -164,6 +165,8 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return hg::train::usage_error(app, std::string("--script ") + e.what());
   }
+  if (const std::string why = hg::train::live_recipe_problem(f.live, f.live.recipe); !why.empty())
+    return hg::train::usage_error(app, "--recipe " + why);
   const std::string problem = hg::train::check_run_folders({f.run_name}, /*overwrite=*/false, /*resume=*/false);
   if (!problem.empty()) return hg::train::usage_error(app, problem);
 

@@ -14,6 +14,7 @@
 #include "framework/amp/master_weights.h"
 #include "framework/data/loader.h"
 #include "framework/eval/metrics.h"
+#include "framework/fp8/mlp.h"
 #include "framework/memory/report.h"
 #include "framework/nn/models/models.h"
 #include "framework/ops/ops.h"
@@ -38,7 +39,11 @@ struct Recipe {
   bool autocast = false;
   DType low = DType::F16;    // the autocast dtype
   bool f16_sgd = false;      // chapter 06's all-F16 update
+  bool fp8 = false;          // chapter 14's FP8 Linear layers (fp8/mlp.h)
+  fp8::Recipe fp8_recipe = fp8::Recipe::Delayed;
 };
+
+bool is_fp8(const std::string& r) { return r.rfind("fp8_", 0) == 0; }
 
 Recipe recipe_of(const std::string& r) {
   Recipe p;
@@ -48,6 +53,7 @@ Recipe recipe_of(const std::string& r) {
   if (r == "dynamic_scale" || r == "amp_f16") p.scaling = Scaling::Dynamic;
   if (r == "amp_f16" || r == "amp_bf16") p.autocast = true;
   if (r == "amp_bf16") p.low = DType::BF16;
+  if (is_fp8(r)) p.fp8 = true, p.fp8_recipe = fp8::parse_recipe(r.substr(4));
   return p;
 }
 
@@ -58,6 +64,13 @@ std::string folder_name(const std::string& dir) {
 
 }  // namespace
 
+std::string live_recipe_problem(const LiveConfig& cfg, const std::string& recipe) {
+  if (is_fp8(recipe) && cfg.model != "mlp")
+    return recipe + ": the FP8 recipes are chapter 14's FP8 Linear layers of the MLP; this run trains the " +
+           cfg.model;
+  return "";
+}
+
 struct LiveTrainer::State {
   explicit State(const data::ImageDataset& train, const LiveConfig& cfg)
       : gen(cfg.seed), model(nn::make_model(cfg.model, gen)),
@@ -65,6 +78,7 @@ struct LiveTrainer::State {
         stats(cfg.stats_every) {}
   Generator gen;
   nn::ModulePtr model;
+  std::shared_ptr<fp8::Fp8Mlp> fp8;           // the model, under an FP8 recipe (its casts' records)
   DataLoader loader;
   amp::GradStatsLogger stats;
   Recipe recipe;
@@ -83,6 +97,7 @@ struct LiveTrainer::State {
 LiveTrainer::LiveTrainer(const FashionMnist& data, LiveConfig cfg, io::RunLog& log, const std::string& from)
     : data_(data), cfg_(std::move(cfg)), log_(log), st_(std::make_unique<State>(data.train, cfg_)) {
   paused_ = cfg_.paused;
+  if (const std::string why = live_recipe_problem(cfg_, cfg_.recipe); !why.empty()) throw std::invalid_argument(why);
   if (!from.empty()) {  // a branch: the weights, the data's position and the settings of its parent
     const io::Checkpoint ckpt = io::load_checkpoint(from);
     const nlohmann::json train = ckpt.meta.value("train", nlohmann::json::object());
@@ -117,6 +132,11 @@ void LiveTrainer::set_recipe(const std::string& name) {
   if (s.scaler && s.scaler->is_enabled()) cfg_.log2_scale = std::ilogb(s.scaler->get_scale());
   const std::vector<nn::NamedTensor> before = s.weights();  // handles: they outlive to() below
   const Recipe r = recipe_of(name);
+  if (r.fp8 || s.recipe.fp8) {  // another class of model: built afresh, then given the weights
+    Generator unused(cfg_.seed);  // its initial values are replaced below
+    s.fp8 = r.fp8 ? std::make_shared<fp8::Fp8Mlp>(unused, fp8::RecipeConfig{r.fp8_recipe}) : nullptr;
+    s.model = r.fp8 ? nn::ModulePtr(s.fp8) : nn::make_model(cfg_.model, unused);
+  }
   s.model->to(r.model_dtype);
   s.model->load_state(before);  // rounded to F16 for an F16 model, as copy_master_to_model does
   s.mw.reset();
@@ -188,6 +208,7 @@ bool LiveTrainer::train_step() {
     memory::log_memory(log_, step_, Device::CPU);
   }
   if (r.scaling != Scaling::None) log_.loss_scale(step_, scale, found_inf, !stepped);
+  if (s.fp8) fp8::log_fp8_scales(log_, step_, s.fp8->records());  // also at a divergence: the evidence
   const double loss_value = loss.item();
   log_.scalar(step_, "train/loss", loss_value, s.loader.epoch());
   s.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -211,6 +232,7 @@ void LiveTrainer::evaluate() {
 }
 
 std::string LiveTrainer::branch(const Command& c, nlohmann::json& effect) {
+  if (const std::string why = live_recipe_problem(cfg_, c.recipe); !why.empty()) return "branch: " + why;
   if (!branch_) return "branch: this program cannot start a second run";
   const std::string name = folder_name(log_.dir()) + "_b" + std::to_string(step_);
   std::string why = run_name_problem(name);
@@ -294,6 +316,11 @@ std::string LiveTrainer::apply(const Command& c, const std::string& source) {
       case CommandKind::SetRecipe:
         if (c.recipe == cfg_.recipe) {
           why = "set recipe: the run is " + c.recipe + " already";
+          break;
+        }
+        why = live_recipe_problem(cfg_, c.recipe);
+        if (!why.empty()) {
+          why = "set recipe: " + why;
           break;
         }
         effect["before"] = cfg_.recipe;

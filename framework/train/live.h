@@ -11,11 +11,17 @@
 //   dynamic_scale   F16     F32     GradScaler        -           scaler.step on the master
 //   amp_f16         F32     -       GradScaler        F16         scaler.step
 //   amp_bf16        F32     -       -                 BF16        SGD
+//   fp8_current     F32, its Linear layers in FP8      -           SGD       (chapter 14,
+//   fp8_delayed       (fp8/mlp.h: E4M3 forward, E5M2 gradients;   "          the MLP only)
+//   fp8_block         the recipe scales x, w and dy of each        "
+//   fp8_mx            layer; amax history 16 for delayed)          "
 //
 // Each step:  apply the commands due (live_control.h)  →  forward, S·loss, backward  →
 // the update of the recipe  →  the log: train/loss, the loss scale and whether the step was
-// skipped, and every stats_every steps each parameter's gradient histogram (as backward
-// made it, times S) with its lost updates, and the step's memory. A command applied or
+// skipped, under an FP8 recipe what each of the nine casts did (fp8_scale, every step, as
+// chapter 14 logs them: the viewer's FP8 panel reads them), and every stats_every steps each
+// parameter's gradient histogram (as backward made it, times S) with its lost updates, and
+// the step's memory. A command applied or
 // refused is a "command" event at the step it took effect (docs/run-log.md): the log alone
 // replays the run (--script runs/<name>/events.jsonl).
 //
@@ -23,7 +29,9 @@
 // scalers, autocast and the F16 SGD all work on whatever parameters the model has.
 //
 // Changing the recipe keeps the weights (the F32 master where there is one, so no bit is
-// lost going F16 → F32) and starts the optimizer's momentum and the recipe's scaler afresh,
+// lost going F16 → F32; into or out of FP8, whose model is another class built in nn::MLP's
+// order with the same shapes and names, the F32 weights are copied across; between two FP8
+// recipes the casts' scales and amax histories start afresh) and starts the optimizer's momentum and the recipe's scaler afresh,
 // the scaler at the run's loss scale. A branch saves the weights and where the data stands
 // (train/checkpoint.h) in the run folder; the program then starts a second run from it.
 //
@@ -54,6 +62,10 @@ struct LiveConfig {
   int64_t max_steps = 0;           // stop after this many steps (0: when told to)
   bool paused = false;             // start paused
 };
+
+// Why `recipe` cannot run in this configuration ("" when it can): the FP8 recipes are
+// chapter 14's FP8 Linear layers of the MLP, so the SmallCNN has none.
+std::string live_recipe_problem(const LiveConfig& cfg, const std::string& recipe);
 
 // What the run does when a branch is applied: start the second run (the program spawns
 // itself with --from CHECKPOINT). Returns "" or why it could not.

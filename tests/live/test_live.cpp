@@ -411,6 +411,68 @@ TEST_CASE("live: the SmallCNN trains in every recipe, with its gradients and mem
   CHECK(t.step() == 7);
 }
 
+TEST_CASE("live: chapter 14's FP8 recipes train the MLP and log every cast, the same twice") {
+  TempDir tmp;
+  LiveConfig cfg = tiny_config();
+  cfg.eval_every = 4;  // evaluation runs the FP8 model too (and leaves delayed scaling's history alone)
+  const std::string script =
+      "at 1 set recipe fp8_current; at 3 set recipe fp8_delayed; at 5 set recipe fp8_block\n"
+      "at 7 set recipe fp8_mx; at 9 set recipe amp_bf16; at 10 stop\n";
+  REQUIRE(run_live(tmp.path + "/a", cfg, script) == 0);
+  for (const auto& e : events_of(tmp.path + "/a", "command")) CHECK(e["applied"] == true);
+  std::map<int64_t, std::vector<std::string>> casts;  // step -> the tensors cast to FP8
+  for (const auto& e : events_of(tmp.path + "/a", "fp8_scale")) {
+    INFO(e.dump());
+    CHECK(std::isfinite(e["amax"].get<double>()));
+    casts[e["step"]].push_back(e["tensor"]);
+  }
+  const std::vector<std::string> nine = {"fc1.x", "fc1.w", "fc1.dy", "fc2.x", "fc2.w", "fc2.dy",
+                                         "fc3.x", "fc3.w", "fc3.dy"};
+  CHECK(casts.size() == 8);  // steps 1 .. 8: none in fp32 (0) or amp_bf16 (9)
+  for (int64_t step = 1; step <= 8; ++step) CHECK(casts[step] == nine);
+  for (const auto& e : events_of(tmp.path + "/a", "scalar")) CHECK(std::isfinite(e["value"].get<double>()));
+  CHECK(events_of(tmp.path + "/a", "grad_hist").size() == 5 * 6);  // the histograms go on
+  REQUIRE(run_live(tmp.path + "/b", cfg, script) == 0);
+  CHECK(read_file(tmp.path + "/a/events.jsonl") == read_file(tmp.path + "/b/events.jsonl"));
+}
+
+TEST_CASE("live: a switch into FP8 and out again keeps the weights") {
+  // FP8's model is another class (fp8/mlp.h): the switch copies the F32 weights across, both
+  // ways, so four switches at one step leave the run where one that never switched is.
+  TempDir tmp;
+  LiveConfig cfg = tiny_config();
+  cfg.momentum = 0;  // a switch starts the momentum afresh
+  cfg.max_steps = 6;
+  auto losses = [&](const std::string& dir) {
+    std::vector<double> v;
+    for (const auto& e : events_of(dir, "scalar"))
+      if (e["name"] == "train/loss") v.push_back(e["value"].get<double>());
+    return v;
+  };
+  REQUIRE(run_live(tmp.path + "/plain", cfg, "") == 0);
+  REQUIRE(run_live(tmp.path + "/there_and_back", cfg,
+                   "at 3 set recipe fp8_delayed; at 3 set recipe master_weights; at 3 set recipe fp8_mx\n"
+                   "at 3 set recipe fp32\n") == 0);
+  CHECK(losses(tmp.path + "/plain").size() == 6);
+  CHECK(losses(tmp.path + "/plain") == losses(tmp.path + "/there_and_back"));
+  // The SmallCNN has no FP8 layers in chapter 14: refused, with the reason logged.
+  cfg.model = "smallcnn";
+  cfg.max_steps = 1;
+  REQUIRE(run_live(tmp.path + "/cnn", cfg, "", R"({"cmd":"set","key":"recipe","value":"fp8_delayed"})" "\n"
+                   R"({"cmd":"branch","recipe":"fp8_current"})" "\n") == 0);
+  const auto refused = events_of(tmp.path + "/cnn", "command");
+  REQUIRE(refused.size() == 2);
+  for (const auto& e : refused) {
+    INFO(e.dump());
+    CHECK(e["applied"] == false);
+    CHECK(e["reason"].get<std::string>().find("MLP") != std::string::npos);
+  }
+  static const hg::train::FashionMnist data = tiny_data();
+  hg::io::RunLog log(tmp.path + "/cnn_fp8", {{"lesson", "live"}});
+  cfg.recipe = "fp8_block";
+  CHECK_THROWS_WITH_AS(LiveTrainer(data, cfg, log), doctest::Contains("MLP"), std::invalid_argument);
+}
+
 #ifdef HG_LIVE_EXE
 TEST_CASE("live: a run killed mid-training leaves a folder that reads whole") {
   TempDir tmp;

@@ -108,7 +108,7 @@ void start(App& app, std::vector<std::string> args) {
 
 void draw_start(App& app) {
   LabState& lab = app.lab;
-  ImGui::TextWrapped("Train one of chapter 02's models on FashionMNIST live, in any recipe of chapters 06-11.");
+  ImGui::TextWrapped("Train one of chapter 02's models on FashionMNIST live, in any recipe of chapters 06-11 or 14 (FP8).");
   combo("model##start", lab.model, hg::train::live_models());
   help_marker("mlp: 784-512-256-10, about 536k parameters (chapter 02). smallcnn: two 3x3 convolutions "
               "and two Linear layers, 422k parameters, several times slower per step (docs/viewer.md).");
@@ -158,8 +158,9 @@ void draw_knobs(App& app, const LiveState& s) {
   if (it != recipes().end()) lab.recipe = int(it - recipes().begin());  // as the log says
   if (combo("recipe", lab.recipe)) send(app, {{"cmd", "set"}, {"key", "recipe"}, {"value", recipes()[size_t(lab.recipe)]}});
   help_marker("fp32; fp16_naive (everything F16, chapter 06); master_weights (07); static_scale (08); "
-              "dynamic_scale (09, GradScaler); amp_f16 (10, autocast + GradScaler); amp_bf16 (11). "
-              "The weights carry over; momentum and the scaler start afresh.");
+              "dynamic_scale (09, GradScaler); amp_f16 (10, autocast + GradScaler); amp_bf16 (11); "
+              "fp8_current, fp8_delayed, fp8_block, fp8_mx (14: the MLP's Linear layers in FP8; "
+              "the FP8 panel shows their casts). The weights carry over; momentum and the scaler start afresh.");
   // A knob shows what the run's log says, except while it is being moved.
   if (!lab.editing[0] && s.scale > 0) lab.log2_scale = std::ilogb(s.scale);
   if (!lab.editing[1] && s.growth_interval > 0) lab.growth_interval = int(std::min<int64_t>(s.growth_interval, INT32_MAX));
@@ -230,7 +231,10 @@ void follow_lab_run(App& app) {
     app.scan();
     return app.find_run(dir);
   };
-  if (lab.run_index < 0 && (lab.run_index = join(lab.run.dir())) >= 0) app.show_only(lab.run_index);
+  if (lab.run_index < 0 && (lab.run_index = join(lab.run.dir())) >= 0) {
+    app.show_only(lab.run_index);
+    app.fp8.run = lab.run_index;  // the FP8 panel shows its casts once an fp8_* recipe makes some
+  }
   if (!app.has_run(lab.run_index)) return;
   // A branch's run folder is the parent's name and the step: runs/<name>_b<step> (live.h).
   for (const CommandEvent& c : app.runs[lab.run_index].data().commands) {
@@ -276,16 +280,19 @@ void draw_lab_panel(App& app) {
   ImGui::SameLine();
   ImGui::BeginChild("lab_view", ImVec2(0, 0), false);
   if (!app.presenter) {
-    int v = lab.view == Panel::Scale ? 1 : lab.view == Panel::Memory ? 2 : 0;
+    int v = lab.view == Panel::Scale ? 1 : lab.view == Panel::Memory ? 2 : lab.view == Panel::Fp8 ? 3 : 0;
     ImGui::RadioButton("Gradients", &v, 0);
     ImGui::SameLine();
     ImGui::RadioButton("Loss scale", &v, 1);
     ImGui::SameLine();
     ImGui::RadioButton("Memory", &v, 2);
-    lab.view = v == 1 ? Panel::Scale : v == 2 ? Panel::Memory : Panel::Gradients;
+    ImGui::SameLine();
+    ImGui::RadioButton("FP8", &v, 3);  // the casts of an fp8_* recipe
+    lab.view = v == 1 ? Panel::Scale : v == 2 ? Panel::Memory : v == 3 ? Panel::Fp8 : Panel::Gradients;
   }
   if (lab.view == Panel::Scale) draw_scale_panel(app);
   else if (lab.view == Panel::Memory) draw_memory_panel(app);
+  else if (lab.view == Panel::Fp8) draw_fp8_panel(app);
   else draw_gradients_panel(app);
   ImGui::EndChild();
 }
