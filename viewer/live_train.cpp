@@ -11,6 +11,7 @@
 //   echo '{"cmd":"set","key":"loss_scale","log2":-4}' >> runs/lab1/control.jsonl
 //   halfgrad-live --script viewer/lab/underflow.txt --run-name demo --steps 600
 //   halfgrad-live --script runs/lab1/events.jsonl --run-name lab1_again   (a replay)
+//   halfgrad-live --device cuda --recipe amp_f16       (a CUDA build on a machine with a GPU)
 //
 // Sections: 1. flags   2. branches (a second run of this program)   3. main
 #include <CLI/CLI.hpp>
@@ -45,6 +46,7 @@ const char* kProgram = "halfgrad-live";
 struct Flags {
   hg::train::LiveConfig live;
   std::string run_name = "live";
+  std::string device = "cpu";
   std::string data, script, from;
   int64_t limit_train = 10000, limit_test = 1000;
   int threads = 0;
@@ -56,6 +58,8 @@ void add_flags(CLI::App& app, Flags& f) {
   auto& c = f.live;
   app.add_option("--model", c.model, "mlp | smallcnn (chapter 02's models)")->capture_default_str()
       ->check(OneOf(live_models()));
+  app.add_option("--device", f.device, "cpu | cuda (a CUDA build on a machine with a GPU; the FP8 recipes: cpu)")
+      ->capture_default_str()->check(OneOf({"cpu", "cuda"}));
   app.add_option("--recipe", c.recipe, "fp32 | fp16_naive | master_weights | static_scale | dynamic_scale | "
                  "amp_f16 | amp_bf16 (chapters 06-11) | fp8_current | fp8_delayed | fp8_block | fp8_mx "
                  "(chapter 14, the MLP only)")->capture_default_str()->check(OneOf(live_recipes()));
@@ -102,7 +106,7 @@ struct Branch {
 
 std::string start_branch(const Flags& f, const std::string& checkpoint, const std::string& recipe,
                          const std::string& run_name, std::vector<Branch>& children) {
-  std::vector<std::string> args = {kProgram, "--from", checkpoint, "--model", f.live.model, "--recipe", recipe,
+  std::vector<std::string> args = {kProgram, "--from", checkpoint, "--model", f.live.model, "--device", f.device, "--recipe", recipe,
                                    "--run-name", run_name,
                                    "--limit-train", std::to_string(f.limit_train), "--limit-test",
                                    std::to_string(f.limit_test), "--threads", std::to_string(f.threads),
@@ -159,6 +163,7 @@ int main(int argc, char** argv) {
   hg::train::CommonFlags settings;
   settings.threads = f.threads;
   hg::train::apply_settings(settings);
+  if (!hg::train::device_from_flag(f.device, kProgram, f.live.device)) return hg::train::kExitUsage;  // says why
   std::vector<hg::train::Command> script;
   try {
     if (!f.script.empty()) script = hg::train::load_script(f.script);
@@ -178,7 +183,8 @@ int main(int argc, char** argv) {
     const std::string dir = hg::train::claim_run_folder(f.run_name, false, false);
     // "precision": "live": the recipe changes as the run goes; it starts as args.recipe, and
     // every change is a command event.
-    hg::io::RunLog log(dir, {{"lesson", "live"}, {"model", f.live.model}, {"precision", "live"}, {"device", "cpu"},
+    hg::io::RunLog log(dir, {{"lesson", "live"}, {"model", f.live.model}, {"precision", "live"},
+                             {"device", hg::device_name(f.live.device)},
                              {"seed", f.live.seed},
                              {"args", {{"recipe", f.live.recipe}, {"batch_size", f.live.batch_size}, {"lr", f.live.lr},
                                        {"momentum", f.live.momentum}, {"log2_scale", f.live.log2_scale},

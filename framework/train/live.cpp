@@ -68,6 +68,8 @@ std::string live_recipe_problem(const LiveConfig& cfg, const std::string& recipe
   if (is_fp8(recipe) && cfg.model != "mlp")
     return recipe + ": the FP8 recipes are chapter 14's FP8 Linear layers of the MLP; this run trains the " +
            cfg.model;
+  if (is_fp8(recipe) && cfg.device != Device::CPU)
+    return recipe + ": the FP8 recipes run on the CPU only (chapter 14's FP8 GEMM is an emulation)";
   return "";
 }
 
@@ -116,7 +118,7 @@ LiveTrainer::LiveTrainer(const FashionMnist& data, LiveConfig cfg, io::RunLog& l
   }
   set_recipe(cfg_.recipe);
   memory::reset_peak();                 // the model exists: from here, what training holds,
-  (void)memory::take_window(Device::CPU);  // and the first memory event's window starts now
+  (void)memory::take_window(cfg_.device);  // and the first memory event's window starts now
 }
 
 LiveTrainer::~LiveTrainer() = default;
@@ -138,6 +140,7 @@ void LiveTrainer::set_recipe(const std::string& name) {
     s.model = r.fp8 ? nn::ModulePtr(s.fp8) : nn::make_model(cfg_.model, unused);
   }
   s.model->to(r.model_dtype);
+  s.model->to(cfg_.device);
   s.model->load_state(before);  // rounded to F16 for an F16 model, as copy_master_to_model does
   s.mw.reset();
   s.master_named.clear();
@@ -145,7 +148,7 @@ void LiveTrainer::set_recipe(const std::string& name) {
     s.mw = std::make_unique<amp::MasterWeights>(s.model->parameters());
     for (size_t i = 0; i < before.size(); ++i) {
       Tensor m = s.mw->master_params()[i];
-      copy_(m, before[i].tensor);  // the F32 values themselves, not their F16 rounding
+      copy_(m, before[i].tensor.to(cfg_.device));  // the F32 values themselves, not their F16 rounding
       s.master_named.push_back({before[i].name, m});
     }
   }
@@ -167,7 +170,7 @@ bool LiveTrainer::train_step() {
   Batch batch;
   if (!s.loader.next(batch)) s.loader.next(batch);  // an epoch ended: the next one starts
   s.model->zero_grad();
-  const Tensor x = batch.images.to(r.model_dtype);  // (B, 1, 28, 28)
+  const Tensor x = batch.images.to(r.model_dtype).to(cfg_.device);  // (B, 1, 28, 28)
   Tensor loss;
   {
     amp::Autocast region(r.low, r.autocast);  // enabled = false: no region
@@ -205,7 +208,7 @@ bool LiveTrainer::train_step() {
         logged[i].lost_update_fraction = captured[i].lost_update_fraction;
       log_.grad_hist(step_, logged[i].to_event(step_));
     }
-    memory::log_memory(log_, step_, Device::CPU);
+    memory::log_memory(log_, step_, cfg_.device);
   }
   if (r.scaling != Scaling::None) log_.loss_scale(step_, scale, found_inf, !stepped);
   if (s.fp8) fp8::log_fp8_scales(log_, step_, s.fp8->records());  // also at a divergence: the evidence
@@ -225,7 +228,8 @@ bool LiveTrainer::train_step() {
 
 void LiveTrainer::evaluate() {
   const Recipe& r = st_->recipe;
-  const PredictOptions how{.input_dtype = r.model_dtype, .autocast = r.autocast, .autocast_dtype = r.low};
+  const PredictOptions how{
+      .input_dtype = r.model_dtype, .autocast = r.autocast, .autocast_dtype = r.low, .device = cfg_.device};
   const std::vector<int32_t> pred = predict(*st_->model, data_.test, how);
   const eval::Report rep = eval::classification_report(data_.test.labels, pred, data_.test.num_classes);
   log_.scalar(step_, "test/accuracy", rep.accuracy);

@@ -35,6 +35,11 @@
 // the scaler at the run's loss scale. A branch saves the weights and where the data stands
 // (train/checkpoint.h) in the run folder; the program then starts a second run from it.
 //
+// On the GPU (cfg.device, a CUDA build with a GPU) the same code runs: the model, the master
+// copy, the momentum and the scaler's checks live there, the batches are copied there, and
+// the logged statistics come back. (Not run on a GPU yet: the machines these were written on
+// have none.)
+//
 // Nothing here measures time: the same seed, data, thread count and script give the same log,
 // line for line, whatever the machine's load (the test compares two runs).
 #include <cstdint>
@@ -44,6 +49,7 @@
 #include <vector>
 
 #include "framework/io/run_log.h"
+#include "framework/tensor/device.h"
 #include "framework/train/data.h"
 #include "framework/train/live_control.h"
 
@@ -51,6 +57,7 @@ namespace hg::train {
 
 struct LiveConfig {
   std::string model = "mlp";       // live_models(): "mlp" or "smallcnn"
+  Device device = Device::CPU;     // where the model, its gradients and the optimizer live
   std::string recipe = "fp32";
   double lr = 0.05, momentum = 0.9;
   int log2_scale = 16;             // the static scale, and where a GradScaler starts (2^16)
@@ -64,7 +71,8 @@ struct LiveConfig {
 };
 
 // Why `recipe` cannot run in this configuration ("" when it can): the FP8 recipes are
-// chapter 14's FP8 Linear layers of the MLP, so the SmallCNN has none.
+// chapter 14's FP8 Linear layers of the MLP, so the SmallCNN has none, and their GEMM is the
+// CPU's emulation of an FP8 tensor core (fp8/fp8_gemm.h), so they run on the CPU only.
 std::string live_recipe_problem(const LiveConfig& cfg, const std::string& recipe);
 
 // What the run does when a branch is applied: start the second run (the program spawns

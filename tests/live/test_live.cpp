@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -24,6 +25,7 @@
 
 #include "datasets/synthetic.h"
 #include "framework/io/run_log.h"
+#include "framework/tensor/device.h"
 #include "framework/train/live.h"
 
 namespace fs = std::filesystem;
@@ -505,6 +507,38 @@ TEST_CASE("live: a run killed mid-training leaves a folder that reads whole") {
   const auto run = hg::io::read_run_json(tmp.path + "/runs/k/run.json");
   CHECK(run["status"] == "running");  // it never got to say otherwise
   CHECK(fs::exists(tmp.path + "/runs/k/control.jsonl"));
+}
+#endif
+
+#ifdef HG_LIVE_EXE
+TEST_CASE("live: --device cuda without a GPU is one line and exit 2, before any run folder") {
+  if (hg::cuda_available()) {
+    MESSAGE("this build has CUDA and a GPU: --device cuda is not refused here");
+    return;
+  }
+  TempDir tmp;
+  std::vector<std::string> args = {HG_LIVE_EXE, "--device", "cuda", "--run-name", "gpu", "--steps", "1"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addchdir_np(&fa, tmp.path.c_str());
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  const std::string err = tmp.path + "/stderr.txt";
+  posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  REQUIRE(posix_spawn(&pid, HG_LIVE_EXE, &fa, nullptr, argv.data(), environ) == 0);
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  const std::string text = read_file(err);
+  INFO(text);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(text.rfind("halfgrad-live: --device cuda: ", 0) == 0);  // built without CUDA, or no GPU: says which
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(tmp.path + "/runs/gpu"));
 }
 #endif
 

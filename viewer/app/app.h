@@ -69,6 +69,7 @@ struct LabState {
   Panel view = Panel::Gradients;      // the panel shown beside the knobs
   int model = 0;                      // index into live_models()
   int recipe = 0;                     // index into live_recipes()
+  int device = 0;                     // 0: cpu, 1: cuda (offered in a CUDA build only)
   int branch_recipe = 6;              // amp_bf16
   int log2_scale = 16;
   int growth_interval = 2000;

@@ -17,6 +17,7 @@
 #include <imgui.h>
 
 #include "framework/train/live_control.h"
+#include "framework/version.h"
 #include "viewer/app/app.h"
 #include "viewer/app/widgets.h"
 
@@ -101,6 +102,7 @@ void start(App& app, std::vector<std::string> args) {
   LabState& lab = app.lab;
   args.insert(args.end(), {"--model", hg::train::live_models()[size_t(lab.model)], "--recipe",
                            recipes()[size_t(lab.recipe)], "--log2-scale", std::to_string(lab.log2_scale)});
+  if (lab.device == 1) args.insert(args.end(), {"--device", "cuda"});
   const std::string why = lab.run.start(lab.live_exe, args);
   lab.message = why.empty() ? "started " + lab.run.dir() : why;
   lab.run_index = -1, lab.branches.clear(), lab.rate_step = -1;
@@ -113,6 +115,12 @@ void draw_start(App& app) {
   help_marker("mlp: 784-512-256-10, about 536k parameters (chapter 02). smallcnn: two 3x3 convolutions "
               "and two Linear layers, 422k parameters, several times slower per step (docs/viewer.md).");
   combo("recipe##start", lab.recipe);
+  if (hg::built_with_cuda()) {  // a build without CUDA has no GPU to offer
+    static const std::vector<std::string> devices = {"cpu", "cuda"};
+    combo("device##start", lab.device, devices);
+    help_marker("cuda: the run on the GPU (halfgrad-live --device cuda); with no GPU it ends at once "
+                "and says why. The FP8 recipes run on the CPU only.");
+  }
   ImGui::SliderInt("log2 S##start", &lab.log2_scale, -24, 24, "S = 2^%d");
   if (ImGui::Button("Start", ImVec2(ImGui::GetContentRegionAvail().x, 0))) start(app, lab.args);
   help_marker("Starts halfgrad-live in a new folder runs/lab_<N> (never one that exists). The viewer "
