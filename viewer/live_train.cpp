@@ -9,7 +9,7 @@
 //
 //   halfgrad-live --recipe dynamic_scale --run-name lab1 --limit-train 10000
 //   echo '{"cmd":"set","key":"loss_scale","log2":-4}' >> runs/lab1/control.jsonl
-//   halfgrad-live --script viewer/lab/underflow.txt --run-name demo --steps 600
+//   halfgrad-live --script docs/demos/08_loss_scale.txt --run-name demo
 //   halfgrad-live --script runs/lab1/events.jsonl --run-name lab1_again   (a replay)
 //   halfgrad-live --device cuda --recipe amp_f16       (a CUDA build on a machine with a GPU)
 //

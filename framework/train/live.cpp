@@ -62,6 +62,26 @@ std::string folder_name(const std::string& dir) {
   return slash == std::string::npos ? dir : dir.substr(slash + 1);
 }
 
+// The SGD momentum of every parameter, in the model's parameter order (undefined where a
+// parameter has had no step yet), as `opt` keeps it: F32 whatever the parameter's dtype.
+std::vector<Tensor> momentum_of(const optim::SGD& opt) {
+  std::vector<Tensor> m(opt.params().size());
+  for (const nn::NamedTensor& t : opt.state_dict().tensors) {  // "<index>.momentum_buffer"
+    const size_t dot = t.name.find('.');
+    if (t.name.substr(dot + 1) == "momentum_buffer") m[std::stoul(t.name.substr(0, dot))] = t.tensor;
+  }
+  return m;
+}
+
+// Gives `opt` that momentum (copied, in F32 on its parameters' device), so its next step goes
+// on from it (b = μ·b + g) rather than starting the buffer at g.
+void set_momentum(optim::SGD& opt, const std::vector<Tensor>& m) {
+  optim::OptimizerState state = opt.state_dict();
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m[i].defined()) state.tensors.push_back({std::to_string(i) + ".momentum_buffer", m[i]});
+  opt.load_state_dict(state);
+}
+
 }  // namespace
 
 std::string live_recipe_problem(const LiveConfig& cfg, const std::string& recipe) {
@@ -94,6 +114,14 @@ struct LiveTrainer::State {
 
   // The weights at full precision: the F32 masters when there are some, else the model's.
   std::vector<nn::NamedTensor> weights() const { return mw ? master_named : model->named_parameters(); }
+  // The momentum in F32 (fp16_naive's F16 buffers widened: exact), in parameter order.
+  std::vector<Tensor> momentum() const {
+    if (!recipe.f16_sgd) return opt ? momentum_of(*opt) : std::vector<Tensor>{};
+    std::vector<Tensor> m(bufs16.size());
+    for (size_t i = 0; i < m.size(); ++i)
+      if (bufs16[i].defined()) m[i] = bufs16[i].to(DType::F32);
+    return m;
+  }
 };
 
 LiveTrainer::LiveTrainer(const FashionMnist& data, LiveConfig cfg, io::RunLog& log, const std::string& from)
@@ -107,13 +135,21 @@ LiveTrainer::LiveTrainer(const FashionMnist& data, LiveConfig cfg, io::RunLog& l
     if (saved != cfg_.model)  // the shapes would say so too, in words a learner must decode
       throw std::runtime_error(from + ": a checkpoint of the " + saved + ", not of the " + cfg_.model +
                                " (--model " + saved + ")");
-    const TrainingState t = restore_checkpoint(ckpt, *st_->model, nullptr, &st_->loader);
+    // As the state of an fp32 run (an F32 model, its SGD, the scaler the parent had), which
+    // set_recipe below carries into the branch's recipe like any recipe change.
+    State& s = *st_;
+    s.opt = std::make_unique<optim::SGD>(s.model->parameters(), optim::SGDOptions{.momentum = cfg_.momentum});
+    const TrainingState t = restore_checkpoint(ckpt, *s.model, s.opt.get(), &s.loader);
     step_ = t.step;
     const nlohmann::json& e = t.extra;
     cfg_.lr = e.value("lr", cfg_.lr);
     cfg_.momentum = e.value("momentum", cfg_.momentum);
     cfg_.log2_scale = e.value("log2_scale", cfg_.log2_scale);
     cfg_.growth_interval = e.value("growth_interval", cfg_.growth_interval);
+    if (e.contains("grad_scaler")) {
+      s.scaler = std::make_unique<amp::GradScaler>(amp::ScaleRule{}, /*enabled=*/true);
+      s.scaler->load_state_dict(e["grad_scaler"]);
+    }
     log_.note(step_, "branched from " + from + " at step " + std::to_string(step_) + " with recipe " + cfg_.recipe);
   }
   set_recipe(cfg_.recipe);
@@ -128,10 +164,17 @@ double LiveTrainer::steps_per_second() const {
 }
 
 // The model in the recipe's dtype with the weights it had (F32 masters carried over exactly),
-// a new optimizer (momentum from zero) and a new scaler at the run's loss scale.
+// a new optimizer that goes on with the momentum (F32; rounded to F16 for fp16_naive's F16
+// buffers), and a new scaler at the run's loss scale, or where the last one stood when both
+// recipes have a GradScaler (its count of good steps too).
 void LiveTrainer::set_recipe(const std::string& name) {
   State& s = *st_;
-  if (s.scaler && s.scaler->is_enabled()) cfg_.log2_scale = std::ilogb(s.scaler->get_scale());
+  nlohmann::json scaler_state;  // null: no GradScaler before
+  if (s.scaler && s.scaler->is_enabled()) {
+    cfg_.log2_scale = std::ilogb(s.scaler->get_scale());
+    scaler_state = s.scaler->state_dict();
+  }
+  const std::vector<Tensor> momentum = s.momentum();         // handles: they outlive the optimizer
   const std::vector<nn::NamedTensor> before = s.weights();  // handles: they outlive to() below
   const Recipe r = recipe_of(name);
   if (r.fp8 || s.recipe.fp8) {  // another class of model: built afresh, then given the weights
@@ -154,11 +197,18 @@ void LiveTrainer::set_recipe(const std::string& name) {
   }
   s.opt = std::make_unique<optim::SGD>(r.master ? s.mw->master_params() : s.model->parameters(),
                                        optim::SGDOptions{.lr = cfg_.lr, .momentum = cfg_.momentum});
-  s.bufs16.clear();
+  s.bufs16.assign(momentum.size(), Tensor());
+  if (r.f16_sgd) {
+    for (size_t i = 0; i < momentum.size(); ++i)
+      if (momentum[i].defined()) s.bufs16[i] = momentum[i].to(DType::F16).to(cfg_.device);
+  } else {
+    set_momentum(*s.opt, momentum);
+  }
   amp::ScaleRule rule;
   rule.init_scale = float(std::ldexp(1.0, cfg_.log2_scale));
   rule.growth_interval = cfg_.growth_interval;
   s.scaler = std::make_unique<amp::GradScaler>(rule, /*enabled=*/r.scaling == Scaling::Dynamic);
+  if (r.scaling == Scaling::Dynamic && !scaler_state.is_null()) s.scaler->load_state_dict(scaler_state);
   s.recipe = r;
   cfg_.recipe = name;
 }
@@ -247,15 +297,20 @@ std::string LiveTrainer::branch(const Command& c, nlohmann::json& effect) {
   Generator gen(cfg_.seed);
   const nn::ModulePtr f32 = nn::make_model(cfg_.model, gen);
   f32->load_state(st_->weights());
+  optim::SGD opt(f32->parameters(), {.lr = cfg_.lr, .momentum = cfg_.momentum});  // the momentum, in F32
+  set_momentum(opt, st_->momentum());
   TrainingState t;
   t.step = step_;
   t.epoch = st_->loader.epoch();
   t.loader = st_->loader.state_json();
   t.extra = {{"lr", cfg_.lr}, {"momentum", cfg_.momentum}, {"log2_scale", cfg_.log2_scale},
              {"growth_interval", cfg_.growth_interval}, {"recipe", cfg_.recipe}, {"model", cfg_.model}};
-  if (st_->scaler->is_enabled()) t.extra["log2_scale"] = std::ilogb(st_->scaler->get_scale());
+  if (st_->scaler->is_enabled()) {
+    t.extra["log2_scale"] = std::ilogb(st_->scaler->get_scale());
+    t.extra["grad_scaler"] = st_->scaler->state_dict();  // its count of good steps too
+  }
   try {
-    save_training_checkpoint(path, *f32, nullptr, t);
+    save_training_checkpoint(path, *f32, &opt, t);
   } catch (const std::exception& e) {
     return std::string("branch: ") + e.what();
   }

@@ -31,9 +31,14 @@
 // Changing the recipe keeps the weights (the F32 master where there is one, so no bit is
 // lost going F16 → F32; into or out of FP8, whose model is another class built in nn::MLP's
 // order with the same shapes and names, the F32 weights are copied across; between two FP8
-// recipes the casts' scales and amax histories start afresh) and starts the optimizer's momentum and the recipe's scaler afresh,
-// the scaler at the run's loss scale. A branch saves the weights and where the data stands
-// (train/checkpoint.h) in the run folder; the program then starts a second run from it.
+// recipes the casts' scales and amax histories start afresh) and the SGD momentum: it is F32
+// in every recipe but fp16_naive, whose F16 buffers are widened exactly going out and rounded
+// to F16 coming in (what chapter 06's F16 SGD would have kept). A recipe with a GradScaler
+// after one with a GradScaler goes on with its state (the scale and the count of good steps);
+// otherwise the scaler starts at the run's loss scale. A branch saves the weights, the
+// momentum (F32), the GradScaler's state and where the data stands (train/checkpoint.h) in
+// the run folder; the program then starts a second run from it, which goes on bit for bit
+// as its parent would in the same recipe (FP8's delayed amax history excepted: not saved).
 //
 // On the GPU (cfg.device, a CUDA build with a GPU) the same code runs: the model, the master
 // copy, the momentum and the scaler's checks live there, the batches are copied there, and

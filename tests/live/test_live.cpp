@@ -324,43 +324,86 @@ TEST_CASE("live: a script gives the same log twice, and the log replays to the s
   CHECK(a != read_file(tmp.path + "/d/events.jsonl"));
 }
 
-TEST_CASE("live: a branch goes on from its parent's step with the parent's weights and batches") {
-  // Momentum 0 and the same recipe: the branch's steps must be its parent's, bit for bit.
-  TempDir tmp;
+TEST_CASE("live: a branch in its parent's recipe goes on bit for bit, momentum and scaler included") {
+  // The branch's steps must be its parent's: the same weights, batches, momentum (0.9) and
+  // GradScaler (a growth interval of 3, so its count of good steps matters), in each kind of
+  // optimizer state: F32 momentum on masters, fp16_naive's F16 momentum, FP8 and autocast.
   static const hg::train::FashionMnist data = tiny_data();
+  for (const char* recipe : {"dynamic_scale", "fp16_naive", "fp8_current", "amp_f16"}) {
+    INFO(recipe);
+    TempDir tmp;
+    LiveConfig cfg = tiny_config();
+    cfg.recipe = recipe;
+    cfg.log2_scale = 4;
+    cfg.growth_interval = 3;
+    cfg.max_steps = 11;
+    std::string ckpt;
+    REQUIRE(run_live(tmp.path + "/p", cfg, std::string("at 5 set lr 0.03\nat 7 branch ") + recipe + "\n", "",
+                     [&](const std::string& path, const std::string&, const std::string&) {
+                       ckpt = path;
+                       return std::string();
+                     }) == 0);
+    REQUIRE(!ckpt.empty());
+    {
+      hg::io::RunLog log(tmp.path + "/b", {{"lesson", "live"}});
+      hg::train::ControlChannel channel(tmp.path + "/b/control.jsonl");
+      LiveConfig bc = cfg;
+      bc.lr = 0.5;  // the checkpoint's 0.03 wins
+      LiveTrainer t(data, bc, log, ckpt);
+      CHECK(t.step() == 7);
+      CHECK(t.config().lr == 0.03);
+      REQUIRE(t.run({}, channel, {}) == 0);
+    }
+    // Every loss, loss scale, gradient histogram and FP8 cast from step 7 on, as JSON.
+    auto from_7 = [&](const std::string& dir) {
+      std::vector<nlohmann::json> out;
+      for (const auto& e : hg::io::read_events(dir + "/events.jsonl").events)
+        if (e["type"] != "command" && e["type"] != "note" && e["type"] != "memory" && e["type"] != "end" &&
+            e.contains("step") && e["step"] >= 7)
+          out.push_back(e);
+      return out;
+    };
+    const auto parent = from_7(tmp.path + "/p"), branch = from_7(tmp.path + "/b");
+    CHECK(parent.size() >= 4 + 2 * 6);  // 4 steps' losses, 6 histograms at steps 8 and 10, and more
+    REQUIRE(branch.size() == parent.size());
+    for (size_t i = 0; i < parent.size(); ++i) {
+      INFO(parent[i].dump());
+      CHECK(branch[i] == parent[i]);
+    }
+  }
+}
+
+TEST_CASE("live: a recipe change carries the momentum and, between two GradScalers, the scaler") {
+  // master_weights, static_scale at S = 1 and dynamic_scale at S = 1 compute the same bits: a
+  // run that passes through all three must give the losses of one that stays, if the momentum
+  // goes along (started afresh, step 3 would be a plain SGD step and the losses would part).
+  TempDir tmp;
   LiveConfig cfg = tiny_config();
-  cfg.momentum = 0;
   cfg.recipe = "master_weights";
-  cfg.max_steps = 12;
-  std::string ckpt;
-  REQUIRE(run_live(tmp.path + "/p", cfg, "at 5 set lr 0.03\nat 6 branch master_weights\n", "",
-                   [&](const std::string& path, const std::string&, const std::string&) {
-                     ckpt = path;
-                     return std::string();
-                   }) == 0);
-  REQUIRE(!ckpt.empty());
-  {
-    hg::io::RunLog log(tmp.path + "/b", {{"lesson", "live"}});
-    hg::train::ControlChannel channel(tmp.path + "/b/control.jsonl");
-    LiveConfig bc = cfg;
-    bc.lr = 0.5;  // the checkpoint's 0.03 wins
-    LiveTrainer t(data, bc, log, ckpt);
-    CHECK(t.step() == 6);
-    CHECK(t.config().lr == 0.03);
-    REQUIRE(t.run({}, channel, {}) == 0);
-  }
+  cfg.log2_scale = 0;
+  cfg.growth_interval = 1000000;
+  cfg.max_steps = 7;
   auto losses = [&](const std::string& dir) {
-    std::map<int64_t, double> m;
+    std::vector<double> v;
     for (const auto& e : events_of(dir, "scalar"))
-      if (e["name"] == "train/loss") m[e["step"]] = e["value"].get<double>();
-    return m;
+      if (e["name"] == "train/loss") v.push_back(e["value"].get<double>());
+    return v;
   };
-  const auto parent = losses(tmp.path + "/p"), branch = losses(tmp.path + "/b");
-  REQUIRE(branch.size() == 6);
-  for (const auto& [step, loss] : branch) {
-    INFO("step " << step);
-    CHECK(loss == parent.at(step));
-  }
+  REQUIRE(run_live(tmp.path + "/stays", cfg, "") == 0);
+  REQUIRE(run_live(tmp.path + "/moves", cfg,
+                   "at 2 set recipe static_scale; at 3 set recipe dynamic_scale; at 5 set recipe master_weights\n") == 0);
+  CHECK(losses(tmp.path + "/stays").size() == 7);
+  CHECK(losses(tmp.path + "/stays") == losses(tmp.path + "/moves"));
+  // dynamic_scale -> amp_f16 after 2 good steps of 3: the third, the first under amp_f16,
+  // doubles S (a new scaler would count from 0 and double it 3 steps later).
+  cfg.recipe = "dynamic_scale";
+  cfg.growth_interval = 3;
+  cfg.max_steps = 5;
+  REQUIRE(run_live(tmp.path + "/scaler", cfg, "at 2 set recipe amp_f16\n") == 0);
+  std::map<int64_t, double> scale;
+  for (const auto& e : events_of(tmp.path + "/scaler", "loss_scale")) scale[e["step"]] = e["scale"].get<double>();
+  CHECK(scale.at(2) == 1.0);
+  CHECK(scale.at(3) == 2.0);
 }
 
 TEST_CASE("live: the SmallCNN trains in every recipe, with its gradients and memory, the same twice") {
@@ -443,7 +486,6 @@ TEST_CASE("live: a switch into FP8 and out again keeps the weights") {
   // ways, so four switches at one step leave the run where one that never switched is.
   TempDir tmp;
   LiveConfig cfg = tiny_config();
-  cfg.momentum = 0;  // a switch starts the momentum afresh
   cfg.max_steps = 6;
   auto losses = [&](const std::string& dir) {
     std::vector<double> v;

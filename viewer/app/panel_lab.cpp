@@ -168,7 +168,8 @@ void draw_knobs(App& app, const LiveState& s) {
   help_marker("fp32; fp16_naive (everything F16, chapter 06); master_weights (07); static_scale (08); "
               "dynamic_scale (09, GradScaler); amp_f16 (10, autocast + GradScaler); amp_bf16 (11); "
               "fp8_current, fp8_delayed, fp8_block, fp8_mx (14: the MLP's Linear layers in FP8; "
-              "the FP8 panel shows their casts). The weights carry over; momentum and the scaler start afresh.");
+              "the FP8 panel shows their casts). The weights and the momentum carry over, and a GradScaler's state into another "
+              "recipe with a GradScaler.");
   // A knob shows what the run's log says, except while it is being moved.
   if (!lab.editing[0] && s.scale > 0) lab.log2_scale = std::ilogb(s.scale);
   if (!lab.editing[1] && s.growth_interval > 0) lab.growth_interval = int(std::min<int64_t>(s.growth_interval, INT32_MAX));
@@ -190,8 +191,9 @@ void draw_knobs(App& app, const LiveState& s) {
   combo("##branch", lab.branch_recipe);
   ImGui::SameLine();
   if (ImGui::Button("Branch")) send(app, {{"cmd", "branch"}, {"recipe", recipes()[size_t(lab.branch_recipe)]}});
-  help_marker("Saves the weights at this step and starts a second run from them in the recipe "
-              "chosen here: the Loss-scale panel overlays the two from the same weights and batches.");
+  help_marker("Saves the weights, the momentum and the GradScaler at this step and starts a second "
+              "run from them in the recipe chosen here: the Loss-scale panel overlays the two from the "
+              "same weights and batches.");
 }
 
 // ---- commands ---------------------------------------------------------------------------
