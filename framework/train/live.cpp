@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -12,16 +13,19 @@
 #include "framework/amp/grad_scaler.h"
 #include "framework/amp/grad_stats_logger.h"
 #include "framework/amp/master_weights.h"
+#include "framework/amp/unscale.h"
 #include "framework/data/loader.h"
 #include "framework/eval/metrics.h"
 #include "framework/fp8/mlp.h"
 #include "framework/memory/report.h"
 #include "framework/nn/models/models.h"
 #include "framework/ops/ops.h"
+#include "framework/optim/adam.h"
 #include "framework/optim/sgd.h"
 #include "framework/train/checkpoint.h"
 #include "framework/train/f16_sgd.h"
 #include "framework/train/guard.h"
+#include "framework/train/lm.h"
 #include "framework/train/run_folder.h"
 #include "framework/train/step.h"
 
@@ -64,7 +68,7 @@ std::string folder_name(const std::string& dir) {
 
 // The SGD momentum of every parameter, in the model's parameter order (undefined where a
 // parameter has had no step yet), as `opt` keeps it: F32 whatever the parameter's dtype.
-std::vector<Tensor> momentum_of(const optim::SGD& opt) {
+std::vector<Tensor> momentum_of(const optim::Optimizer& opt) {
   std::vector<Tensor> m(opt.params().size());
   for (const nn::NamedTensor& t : opt.state_dict().tensors) {  // "<index>.momentum_buffer"
     const size_t dot = t.name.find('.');
@@ -75,7 +79,7 @@ std::vector<Tensor> momentum_of(const optim::SGD& opt) {
 
 // Gives `opt` that momentum (copied, in F32 on its parameters' device), so its next step goes
 // on from it (b = μ·b + g) rather than starting the buffer at g.
-void set_momentum(optim::SGD& opt, const std::vector<Tensor>& m) {
+void set_momentum(optim::Optimizer& opt, const std::vector<Tensor>& m) {
   optim::OptimizerState state = opt.state_dict();
   for (size_t i = 0; i < m.size(); ++i)
     if (m[i].defined()) state.tensors.push_back({std::to_string(i) + ".momentum_buffer", m[i]});
@@ -84,7 +88,28 @@ void set_momentum(optim::SGD& opt, const std::vector<Tensor>& m) {
 
 }  // namespace
 
+// The GPT's optimizer, as chapter 12 trains it.
+std::unique_ptr<optim::Optimizer> gpt_adamw(const nn::Module& model, double lr) {
+  return std::make_unique<optim::AdamW>(model.parameters(), lm_adamw(lr, /*weight_decay=*/0.1));
+}
+
+constexpr double kGptGradClip = 1.0;     // chapter 12's --grad-clip
+constexpr int64_t kGptEvalBatches = 4;   // validation batches per evaluation
+
+nn::GPTConfig live_gpt_config(int64_t vocab_size) {
+  nn::GPTConfig c;  // chapter 14's small GPT: a hundred steps a second on 2 cores (docs/viewer.md)
+  c.n_layer = 2;
+  c.n_head = 2;
+  c.n_embd = 64;
+  c.block_size = 32;
+  c.vocab_size = vocab_size;
+  return c;
+}
+
 std::string live_recipe_problem(const LiveConfig& cfg, const std::string& recipe) {
+  if (cfg.model == "gpt" && recipe != "fp32" && recipe != "amp_f16" && recipe != "amp_bf16")
+    return recipe + ": chapter 12's GPT trains in fp32, amp_f16 or amp_bf16 (an F32 model, autocast with or "
+           "without a GradScaler)";
   if (is_fp8(recipe) && cfg.model != "mlp")
     return recipe + ": the FP8 recipes are chapter 14's FP8 Linear layers of the MLP; this run trains the " +
            cfg.model;
@@ -94,19 +119,26 @@ std::string live_recipe_problem(const LiveConfig& cfg, const std::string& recipe
 }
 
 struct LiveTrainer::State {
-  explicit State(const data::ImageDataset& train, const LiveConfig& cfg)
-      : gen(cfg.seed), model(nn::make_model(cfg.model, gen)),
-        loader(train, {cfg.batch_size, /*shuffle=*/true, /*drop_last=*/false, cfg.seed}),
-        stats(cfg.stats_every) {}
+  State(const FashionMnist* images, const data::TextCorpus* text, const LiveConfig& cfg)
+      : gen(cfg.seed), stats(cfg.stats_every) {
+    if (text) {
+      gpt = std::make_shared<nn::GPT>(live_gpt_config(int64_t(text->vocab.size())), gen);
+      model = gpt;
+    } else {
+      model = nn::make_model(cfg.model, gen);
+      loader.emplace(images->train, DataLoaderOptions{cfg.batch_size, /*shuffle=*/true, /*drop_last=*/false, cfg.seed});
+    }
+  }
   Generator gen;
   nn::ModulePtr model;
   std::shared_ptr<fp8::Fp8Mlp> fp8;           // the model, under an FP8 recipe (its casts' records)
-  DataLoader loader;
+  std::shared_ptr<nn::GPT> gpt;               // the model, when it is the GPT
+  std::optional<DataLoader> loader;           // the image models' batches
   amp::GradStatsLogger stats;
   Recipe recipe;
   std::unique_ptr<amp::MasterWeights> mw;
   std::vector<nn::NamedTensor> master_named;  // the masters under the model's names
-  std::unique_ptr<optim::SGD> opt;
+  std::unique_ptr<optim::Optimizer> opt;      // SGD; the GPT's AdamW
   std::vector<Tensor> bufs16;                 // fp16_naive's F16 momentum
   std::unique_ptr<amp::GradScaler> scaler;    // disabled unless the recipe scales dynamically
   int64_t steps_run = 0;
@@ -125,7 +157,18 @@ struct LiveTrainer::State {
 };
 
 LiveTrainer::LiveTrainer(const FashionMnist& data, LiveConfig cfg, io::RunLog& log, const std::string& from)
-    : data_(data), cfg_(std::move(cfg)), log_(log), st_(std::make_unique<State>(data.train, cfg_)) {
+    : LiveTrainer(&data, nullptr, std::move(cfg), log, from) {}
+
+LiveTrainer::LiveTrainer(const data::TextCorpus& text, LiveConfig cfg, io::RunLog& log, const std::string& from)
+    : LiveTrainer(nullptr, &text, std::move(cfg), log, from) {}
+
+LiveTrainer::LiveTrainer(const FashionMnist* images, const data::TextCorpus* text, LiveConfig cfg, io::RunLog& log,
+                         const std::string& from)
+    : images_(images), text_(text), cfg_(std::move(cfg)), log_(log) {
+  if ((cfg_.model == "gpt") != (text_ != nullptr))
+    throw std::invalid_argument(cfg_.model == "gpt" ? "the GPT trains on text, not on images"
+                                                    : "the " + cfg_.model + " trains on images, not on text");
+  st_ = std::make_unique<State>(images_, text_, cfg_);
   paused_ = cfg_.paused;
   if (const std::string why = live_recipe_problem(cfg_, cfg_.recipe); !why.empty()) throw std::invalid_argument(why);
   if (!from.empty()) {  // a branch: the weights, the data's position and the settings of its parent
@@ -135,11 +178,12 @@ LiveTrainer::LiveTrainer(const FashionMnist& data, LiveConfig cfg, io::RunLog& l
     if (saved != cfg_.model)  // the shapes would say so too, in words a learner must decode
       throw std::runtime_error(from + ": a checkpoint of the " + saved + ", not of the " + cfg_.model +
                                " (--model " + saved + ")");
-    // As the state of an fp32 run (an F32 model, its SGD, the scaler the parent had), which
-    // set_recipe below carries into the branch's recipe like any recipe change.
+    // As the state of an fp32 run (an F32 model, its optimizer, the scaler the parent had),
+    // which set_recipe below carries into the branch's recipe like any recipe change.
     State& s = *st_;
-    s.opt = std::make_unique<optim::SGD>(s.model->parameters(), optim::SGDOptions{.momentum = cfg_.momentum});
-    const TrainingState t = restore_checkpoint(ckpt, *s.model, s.opt.get(), &s.loader);
+    if (s.gpt) s.opt = gpt_adamw(*s.model, cfg_.lr);
+    else s.opt = std::make_unique<optim::SGD>(s.model->parameters(), optim::SGDOptions{.momentum = cfg_.momentum});
+    const TrainingState t = restore_checkpoint(ckpt, *s.model, s.opt.get(), s.loader ? &*s.loader : nullptr);
     step_ = t.step;
     const nlohmann::json& e = t.extra;
     cfg_.lr = e.value("lr", cfg_.lr);
@@ -174,7 +218,8 @@ void LiveTrainer::set_recipe(const std::string& name) {
     cfg_.log2_scale = std::ilogb(s.scaler->get_scale());
     scaler_state = s.scaler->state_dict();
   }
-  const std::vector<Tensor> momentum = s.momentum();         // handles: they outlive the optimizer
+  const std::vector<Tensor> momentum = s.gpt ? std::vector<Tensor>{} : s.momentum();  // handles: they
+                                                                                     // outlive the optimizer
   const std::vector<nn::NamedTensor> before = s.weights();  // handles: they outlive to() below
   const Recipe r = recipe_of(name);
   if (r.fp8 || s.recipe.fp8) {  // another class of model: built afresh, then given the weights
@@ -195,14 +240,15 @@ void LiveTrainer::set_recipe(const std::string& name) {
       s.master_named.push_back({before[i].name, m});
     }
   }
-  s.opt = std::make_unique<optim::SGD>(r.master ? s.mw->master_params() : s.model->parameters(),
-                                       optim::SGDOptions{.lr = cfg_.lr, .momentum = cfg_.momentum});
-  s.bufs16.assign(momentum.size(), Tensor());
-  if (r.f16_sgd) {
-    for (size_t i = 0; i < momentum.size(); ++i)
-      if (momentum[i].defined()) s.bufs16[i] = momentum[i].to(DType::F16).to(cfg_.device);
+  if (s.gpt) {  // F32 in each of its recipes: the same parameters, so the same AdamW goes on
+    if (!s.opt) s.opt = gpt_adamw(*s.model, cfg_.lr);
   } else {
-    set_momentum(*s.opt, momentum);
+    s.opt = std::make_unique<optim::SGD>(r.master ? s.mw->master_params() : s.model->parameters(),
+                                         optim::SGDOptions{.lr = cfg_.lr, .momentum = cfg_.momentum});
+    s.bufs16.assign(momentum.size(), Tensor());
+    if (!r.f16_sgd) set_momentum(*s.opt, momentum);
+    for (size_t i = 0; r.f16_sgd && i < momentum.size(); ++i)
+      if (momentum[i].defined()) s.bufs16[i] = momentum[i].to(DType::F16).to(cfg_.device);
   }
   amp::ScaleRule rule;
   rule.init_scale = float(std::ldexp(1.0, cfg_.log2_scale));
@@ -217,14 +263,11 @@ bool LiveTrainer::train_step() {
   State& s = *st_;
   const Recipe& r = s.recipe;
   const auto t0 = std::chrono::steady_clock::now();
-  Batch batch;
-  if (!s.loader.next(batch)) s.loader.next(batch);  // an epoch ended: the next one starts
   s.model->zero_grad();
-  const Tensor x = batch.images.to(r.model_dtype).to(cfg_.device);  // (B, 1, 28, 28)
   Tensor loss;
   {
     amp::Autocast region(r.low, r.autocast);  // enabled = false: no region
-    loss = cross_entropy((*s.model)(x), batch.labels);  // ()
+    loss = forward_loss();
   }
   const float scale = r.scaling == Scaling::Static    ? float(std::ldexp(1.0, cfg_.log2_scale))
                       : r.scaling == Scaling::Dynamic ? s.scaler->get_scale()
@@ -245,6 +288,10 @@ bool LiveTrainer::train_step() {
     s.stats.capture(step_, updated, 1.0);
     logged = amp::grad_histograms(s.model->named_parameters(), scale);
   }
+  if (s.gpt) {  // chapter 12 clips the true gradients: unscaled first (the scaler then steps)
+    s.scaler->unscale_(*s.opt);
+    amp::clip_grad_norm_(s.opt->params(), kGptGradClip);
+  }
   bool stepped = true;
   if (r.f16_sgd) sgd_step_f16(s.model->parameters(), s.bufs16, float(cfg_.lr), float(cfg_.momentum));
   else stepped = s.scaler->step(*s.opt);  // disabled: a plain step
@@ -263,7 +310,7 @@ bool LiveTrainer::train_step() {
   if (r.scaling != Scaling::None) log_.loss_scale(step_, scale, found_inf, !stepped);
   if (s.fp8) fp8::log_fp8_scales(log_, step_, s.fp8->records());  // also at a divergence: the evidence
   const double loss_value = loss.item();
-  log_.scalar(step_, "train/loss", loss_value, s.loader.epoch());
+  log_.scalar(step_, "train/loss", loss_value, s.loader ? std::optional<int64_t>(s.loader->epoch()) : std::nullopt);
   s.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++s.steps_run;
   const Divergence d = check_finite_step(step_, loss_value, s.model->named_parameters());
@@ -276,12 +323,33 @@ bool LiveTrainer::train_step() {
   return true;
 }
 
+// The images of this step through the model (an epoch that ended starts the next), or the
+// GPT's batch of this step: the mean cross entropy, ().
+Tensor LiveTrainer::forward_loss() {
+  State& s = *st_;
+  if (s.gpt) {
+    const int64_t T = s.gpt->config.block_size;
+    const data::TokenBatch b = data::random_batch(text_->train, cfg_.batch_size, T, cfg_.seed, step_);  // (B·T)
+    return nn::GPT::loss(s.gpt->forward(b.x, b.B, b.T), b.y);
+  }
+  Batch batch;
+  if (!s.loader->next(batch)) s.loader->next(batch);
+  const Tensor x = batch.images.to(s.recipe.model_dtype).to(cfg_.device);  // (B, 1, 28, 28)
+  return cross_entropy((*s.model)(x), batch.labels);
+}
+
 void LiveTrainer::evaluate() {
   const Recipe& r = st_->recipe;
+  if (st_->gpt) {
+    const int64_t T = st_->gpt->config.block_size;
+    log_.scalar(step_, "val/loss", validation_loss(*st_->gpt, text_->val, cfg_.batch_size, T, 1, kGptEvalBatches,
+                                                   r.autocast ? r.low : DType::F32));
+    return;
+  }
   const PredictOptions how{
       .input_dtype = r.model_dtype, .autocast = r.autocast, .autocast_dtype = r.low, .device = cfg_.device};
-  const std::vector<int32_t> pred = predict(*st_->model, data_.test, how);
-  const eval::Report rep = eval::classification_report(data_.test.labels, pred, data_.test.num_classes);
+  const std::vector<int32_t> pred = predict(*st_->model, images_->test, how);
+  const eval::Report rep = eval::classification_report(images_->test.labels, pred, images_->test.num_classes);
   log_.scalar(step_, "test/accuracy", rep.accuracy);
 }
 
@@ -293,16 +361,20 @@ std::string LiveTrainer::branch(const Command& c, nlohmann::json& effect) {
   if (why.empty() && ::access(run_path(name).c_str(), F_OK) == 0) why = run_path(name) + " exists";
   if (!why.empty()) return "branch: the run " + name + ": " + why;
   const std::string path = log_.dir() + "/branch_" + std::to_string(step_) + ".ckpt";
-  // The weights at full precision, in an F32 model of the same shape, and where the data stands.
+  // The weights at full precision, in an F32 model of the same shape, with the momentum in
+  // F32, and where the data stands. The GPT is F32 already: itself and its AdamW.
   Generator gen(cfg_.seed);
-  const nn::ModulePtr f32 = nn::make_model(cfg_.model, gen);
-  f32->load_state(st_->weights());
-  optim::SGD opt(f32->parameters(), {.lr = cfg_.lr, .momentum = cfg_.momentum});  // the momentum, in F32
-  set_momentum(opt, st_->momentum());
+  nn::ModulePtr f32 = st_->model;
+  std::unique_ptr<optim::Optimizer> sgd;
+  if (!st_->gpt) {
+    f32 = nn::make_model(cfg_.model, gen);
+    f32->load_state(st_->weights());
+    sgd = std::make_unique<optim::SGD>(f32->parameters(), optim::SGDOptions{.lr = cfg_.lr, .momentum = cfg_.momentum});
+    set_momentum(*sgd, st_->momentum());
+  }
   TrainingState t;
   t.step = step_;
-  t.epoch = st_->loader.epoch();
-  t.loader = st_->loader.state_json();
+  if (st_->loader) t.epoch = st_->loader->epoch(), t.loader = st_->loader->state_json();
   t.extra = {{"lr", cfg_.lr}, {"momentum", cfg_.momentum}, {"log2_scale", cfg_.log2_scale},
              {"growth_interval", cfg_.growth_interval}, {"recipe", cfg_.recipe}, {"model", cfg_.model}};
   if (st_->scaler->is_enabled()) {
@@ -310,7 +382,7 @@ std::string LiveTrainer::branch(const Command& c, nlohmann::json& effect) {
     t.extra["grad_scaler"] = st_->scaler->state_dict();  // its count of good steps too
   }
   try {
-    save_training_checkpoint(path, *f32, &opt, t);
+    save_training_checkpoint(path, *f32, sgd ? sgd.get() : st_->opt.get(), t);
   } catch (const std::exception& e) {
     return std::string("branch: ") + e.what();
   }

@@ -20,7 +20,7 @@ const std::vector<std::string>& live_recipes() {
 }
 
 const std::vector<std::string>& live_models() {
-  static const std::vector<std::string> models = {"mlp", "smallcnn"};
+  static const std::vector<std::string> models = {"mlp", "smallcnn", "gpt"};
   return models;
 }
 

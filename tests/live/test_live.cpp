@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "datasets/synthetic.h"
+#include "datasets/text.h"
 #include "framework/io/run_log.h"
 #include "framework/tensor/device.h"
 #include "framework/train/live.h"
@@ -515,6 +516,82 @@ TEST_CASE("live: a switch into FP8 and out again keeps the weights") {
   hg::io::RunLog log(tmp.path + "/cnn_fp8", {{"lesson", "live"}});
   cfg.recipe = "fp8_block";
   CHECK_THROWS_WITH_AS(LiveTrainer(data, cfg, log), doctest::Contains("MLP"), std::invalid_argument);
+}
+
+TEST_CASE("live: chapter 12's GPT trains in its three recipes, branches bit for bit, the same twice") {
+  // A text of 40 repeated lines: enough windows of 33 characters in each split.
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "the quick brown fox jumps over the lazy dog " + std::to_string(i % 7) + "\n";
+  static const hg::data::TextCorpus corpus = hg::data::make_text_corpus(text, "test text", 32);
+  TempDir tmp;
+  LiveConfig cfg = tiny_config();
+  cfg.model = "gpt";
+  cfg.lr = 2e-3;
+  cfg.batch_size = 4;
+  cfg.eval_every = 3;
+  cfg.growth_interval = 2;
+  cfg.max_steps = 8;
+  auto run = [&](const std::string& dir, const std::string& script, const std::string& control,
+                 std::string* ckpt) {
+    hg::io::RunLog log(dir, {{"lesson", "live"}});
+    write_file(dir + "/control.jsonl", control);
+    write_file(dir + "/script.txt", script);
+    hg::train::ControlChannel channel(dir + "/control.jsonl");
+    LiveTrainer t(corpus, cfg, log);
+    return t.run(hg::train::load_script(dir + "/script.txt"), channel,
+                 [&](const std::string& path, const std::string&, const std::string&) {
+                   if (ckpt) *ckpt = path;
+                   return std::string();
+                 });
+  };
+  const std::string script = "at 2 set recipe amp_f16; at 4 branch amp_f16; at 5 set recipe amp_bf16\n";
+  std::string ckpt;
+  REQUIRE(run(tmp.path + "/a", script, R"({"cmd":"set","key":"recipe","value":"fp16_naive","at":1})" "\n", &ckpt) == 0);
+  const auto commands = events_of(tmp.path + "/a", "command");
+  REQUIRE(commands.size() == 4);
+  CHECK(commands[0]["applied"] == false);  // fp16_naive: not one of chapter 12's recipes
+  CHECK(commands[0]["reason"].get<std::string>().find("GPT") != std::string::npos);
+  for (size_t i = 1; i < commands.size(); ++i) CHECK(commands[i]["applied"] == true);
+  std::vector<int64_t> scaled;
+  for (const auto& e : events_of(tmp.path + "/a", "loss_scale")) scaled.push_back(e["step"]);
+  CHECK(scaled == std::vector<int64_t>{2, 3, 4});  // amp_f16's GradScaler
+  int64_t losses = 0, val = 0;
+  for (const auto& e : events_of(tmp.path + "/a", "scalar")) {
+    INFO(e.dump());
+    CHECK(std::isfinite(e["value"].get<double>()));
+    losses += e["name"] == "train/loss";
+    val += e["name"] == "val/loss";
+  }
+  CHECK(losses == 8);
+  CHECK(val == 2);  // at steps 3 and 6
+  CHECK(events_of(tmp.path + "/a", "grad_hist").size() > 4 * 10);  // every 2 steps, every tensor
+  REQUIRE(run(tmp.path + "/b", script, R"({"cmd":"set","key":"recipe","value":"fp16_naive","at":1})" "\n", nullptr) == 0);
+  std::string a = read_file(tmp.path + "/a/events.jsonl");
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{tmp.path + "/a/", tmp.path + "/b/"}, {"a_b4", "b_b4"}})
+    for (size_t at = a.find(from); at != std::string::npos; at = a.find(from, at + to.size())) a.replace(at, from.size(), to);
+  CHECK(a == read_file(tmp.path + "/b/events.jsonl"));  // the branch's folder named apart
+  // The branch at step 4 in amp_f16 retraces the parent's step 4 (AdamW's moments and the
+  // GradScaler's count included): the parent left amp_f16 after it.
+  REQUIRE(!ckpt.empty());
+  {
+    hg::io::RunLog log(tmp.path + "/c", {{"lesson", "live"}});
+    hg::train::ControlChannel channel(tmp.path + "/c/control.jsonl");
+    LiveConfig bc = cfg;
+    bc.recipe = "amp_f16";
+    bc.max_steps = 5;
+    LiveTrainer t(corpus, bc, log, ckpt);
+    CHECK(t.step() == 4);
+    REQUIRE(t.run({}, channel, {}) == 0);
+  }
+  auto at_4 = [&](const std::string& dir) {
+    std::vector<nlohmann::json> out;
+    for (const auto& e : hg::io::read_events(dir + "/events.jsonl").events)
+      if ((e["type"] == "scalar" || e["type"] == "loss_scale" || e["type"] == "grad_hist") && e["step"] == 4)
+        out.push_back(e);
+    return out;
+  };
+  CHECK(at_4(tmp.path + "/a").size() > 10);
+  CHECK(at_4(tmp.path + "/a") == at_4(tmp.path + "/c"));
 }
 
 #ifdef HG_LIVE_EXE

@@ -110,10 +110,12 @@ void start(App& app, std::vector<std::string> args) {
 
 void draw_start(App& app) {
   LabState& lab = app.lab;
-  ImGui::TextWrapped("Train one of chapter 02's models on FashionMNIST live, in any recipe of chapters 06-11 or 14 (FP8).");
+  ImGui::TextWrapped("Train one of chapter 02's models on FashionMNIST, or chapter 12's GPT on text, live, in "
+                     "the recipes of chapters 06-11 and 14 (FP8).");
   combo("model##start", lab.model, hg::train::live_models());
   help_marker("mlp: 784-512-256-10, about 536k parameters (chapter 02). smallcnn: two 3x3 convolutions "
-              "and two Linear layers, 422k parameters, several times slower per step (docs/viewer.md).");
+              "and two Linear layers, 422k parameters, several times slower per step. gpt: chapter 12's, "
+              "2 blocks of width 64 on the fortunes, AdamW; fp32, amp_f16 and amp_bf16 only (docs/viewer.md).");
   combo("recipe##start", lab.recipe);
   if (hg::built_with_cuda()) {  // a build without CUDA has no GPU to offer
     static const std::vector<std::string> devices = {"cpu", "cuda"};
