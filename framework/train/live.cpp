@@ -218,9 +218,9 @@ void LiveTrainer::set_recipe(const std::string& name) {
     cfg_.log2_scale = std::ilogb(s.scaler->get_scale());
     scaler_state = s.scaler->state_dict();
   }
-  const std::vector<Tensor> momentum = s.gpt ? std::vector<Tensor>{} : s.momentum();  // handles: they
-                                                                                     // outlive the optimizer
-  const std::vector<nn::NamedTensor> before = s.weights();  // handles: they outlive to() below
+  // Handles: the momentum outlives the optimizer, the weights outlive to() below.
+  const std::vector<Tensor> momentum = s.gpt ? std::vector<Tensor>{} : s.momentum();
+  const std::vector<nn::NamedTensor> before = s.weights();
   const Recipe r = recipe_of(name);
   if (r.fp8 || s.recipe.fp8) {  // another class of model: built afresh, then given the weights
     Generator unused(cfg_.seed);  // its initial values are replaced below
