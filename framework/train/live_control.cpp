@@ -13,9 +13,15 @@
 namespace hg::train {
 
 const std::vector<std::string>& live_recipes() {
-  static const std::vector<std::string> recipes = {"fp32",          "fp16_naive",    "master_weights", "static_scale",
-                                                   "dynamic_scale", "amp_f16",       "amp_bf16"};
+  static const std::vector<std::string> recipes = {"fp32",        "fp16_naive",  "master_weights", "static_scale",
+                                                   "dynamic_scale", "amp_f16",   "amp_bf16",       "fp8_current",
+                                                   "fp8_delayed", "fp8_block",   "fp8_mx"};
   return recipes;
+}
+
+const std::vector<std::string>& live_models() {
+  static const std::vector<std::string> models = {"mlp", "smallcnn", "gpt"};
+  return models;
 }
 
 namespace {

@@ -34,8 +34,11 @@
 
 namespace hg::train {
 
-// The precision recipes of chapters 06–11, in the order of the ladder.
+// The precision recipes of chapters 06–11 in the order of the ladder, then chapter 14's FP8
+// recipes (the MLP only: live.h).
 const std::vector<std::string>& live_recipes();
+// The models a live run trains: chapter 02's two (nn/models/models.h) and chapter 12's GPT.
+const std::vector<std::string>& live_models();
 
 enum class CommandKind { Pause, Resume, Stop, Step, SetLossScale, SetGrowthInterval, SetLr, SetRecipe, Branch };
 

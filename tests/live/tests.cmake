@@ -3,7 +3,10 @@
 # test_live   the live trainer and its control channel (framework/train/live.h,
 #             live_control.h), in process on a tiny synthetic set: each command applied and
 #             logged, each bad one refused, a script's log the same twice and replayed from
-#             the log, a branch continuing its parent bit for bit; and halfgrad-live killed
+#             the log, a branch continuing its parent bit for bit (momentum and scaler too),
+#             a recipe change carrying them, the SmallCNN in every recipe, the FP8 recipes
+#             and a switch into FP8 and back, chapter 12's GPT on a tiny text; --device
+#             cuda refused without a GPU; and halfgrad-live killed
 #             mid-run leaving a folder that reads whole (FashionMNIST, 512 images); the demo
 #             scripts of docs/demos/ load.
 add_executable(test_live ${CMAKE_CURRENT_LIST_DIR}/test_live.cpp)

@@ -20,8 +20,8 @@ cd "$work"
 export OMP_WAIT_POLICY=PASSIVE
 shot() { xvfb-run -a -s '-screen 0 1280x800x24' "$viewer" --lab-wait 120 "$@"; }
 fail() { echo "FAIL: $*"; exit 1; }
-# Every command: each recipe it passes through, the loss scale, the growth interval, the
-# learning rate, pause / step / resume, and a branch (a second run from step 10).
+# Every command: each recipe it passes through (an FP8 one last), the loss scale, the growth
+# interval, the learning rate, pause / step / resume, and a branch (a second run from step 10).
 cat > every.txt <<'EOF'
 at 0 set recipe dynamic_scale; at 0 set growth_interval 5
 at 10 branch amp_bf16
@@ -29,6 +29,7 @@ at 12 set loss_scale 2^-20
 at 16 pause; at 16 step 4; at 20 resume
 at 24 set recipe amp_f16; at 26 set lr 0.01
 at 30 set recipe fp16_naive
+at 33 set recipe fp8_current
 EOF
 
 echo "== a live run from --script: its commands applied at their steps, a picture of it"
@@ -37,7 +38,9 @@ echo "$out"
 grep -q "lab: runs/lab_1: exit code 0 (finished)" <<<"$out" || fail "the run did not finish, or the viewer did not say so"
 "$check" notblank lab1.png
 n=$(grep -c '"type":"command".*"applied":true\|"applied":true.*"type":"command"' runs/lab_1/events.jsonl || true)
-[ "$n" -eq 10 ] || fail "$n commands applied, expected 10"
+[ "$n" -eq 11 ] || fail "$n commands applied, expected 11"
+grep -q '"tensor":"fc1.dy","type":"fp8_scale"\|"type":"fp8_scale".*"tensor":"fc1.dy"' runs/lab_1/events.jsonl ||
+  fail "the FP8 recipe logged no fp8_scale event for the FP8 panel"
 ! grep -q '"applied":false' runs/lab_1/events.jsonl || fail "a command of the script was refused"
 grep -q '"cmd":"branch".*"step":10' runs/lab_1/events.jsonl || fail "no branch at step 10"
 grep -q '"cmd":"step","n":4},"source":"script","step":16' runs/lab_1/events.jsonl || fail "no step 4 at step 16"

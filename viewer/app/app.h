@@ -67,7 +67,9 @@ struct LabState {
   int run_index = -1;                 // the live run among App::runs, once its folder exists
   std::vector<std::string> branches;  // run folders of its branches, added as they appear
   Panel view = Panel::Gradients;      // the panel shown beside the knobs
+  int model = 0;                      // index into live_models()
   int recipe = 0;                     // index into live_recipes()
+  int device = 0;                     // 0: cpu, 1: cuda (offered in a CUDA build only)
   int branch_recipe = 6;              // amp_bf16
   int log2_scale = 16;
   int growth_interval = 2000;

@@ -17,6 +17,7 @@
 #include <imgui.h>
 
 #include "framework/train/live_control.h"
+#include "framework/version.h"
 #include "viewer/app/app.h"
 #include "viewer/app/widgets.h"
 
@@ -26,11 +27,12 @@ namespace {
 
 const std::vector<std::string>& recipes() { return hg::train::live_recipes(); }
 
-bool combo(const char* label, int& index) {
+// A combo over `names` (the recipes unless told otherwise); true when the choice changed.
+bool combo(const char* label, int& index, const std::vector<std::string>& names = recipes()) {
   bool changed = false;
-  if (ImGui::BeginCombo(label, recipes()[size_t(index)].c_str())) {
-    for (size_t i = 0; i < recipes().size(); ++i)
-      if (ImGui::Selectable(recipes()[i].c_str(), int(i) == index)) changed = int(i) != index, index = int(i);
+  if (ImGui::BeginCombo(label, names[size_t(index)].c_str())) {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (ImGui::Selectable(names[i].c_str(), int(i) == index)) changed = int(i) != index, index = int(i);
     ImGui::EndCombo();
   }
   return changed;
@@ -50,7 +52,7 @@ void send(App& app, const nlohmann::json& command) {
 struct LiveState {
   const RunData* data = nullptr;
   int64_t step = -1;
-  std::string recipe;
+  std::string model, recipe;
   bool paused = false;
   double scale = 0;  // the last logged loss scale (0: none yet, or a recipe without one)
   int64_t growth_interval = -1;  // from run.json's args and the commands applied since (-1: not said)
@@ -63,6 +65,8 @@ LiveState live_state(const App& app) {
   const RunData& d = app.runs[app.lab.run_index].data();
   s.data = &d;
   s.step = d.max_step;
+  if (d.run_json.is_object() && d.run_json.contains("model") && d.run_json["model"].is_string())
+    s.model = d.run_json["model"];
   if (d.run_json.is_object() && d.run_json.contains("args") && d.run_json["args"].is_object()) {
     const nlohmann::json& a = d.run_json["args"];
     if (a.contains("recipe") && a["recipe"].is_string()) s.recipe = a["recipe"];
@@ -96,7 +100,9 @@ void measure_rate(LabState& lab, int64_t step) {
 // ---- knobs ------------------------------------------------------------------------------
 void start(App& app, std::vector<std::string> args) {
   LabState& lab = app.lab;
-  args.insert(args.end(), {"--recipe", recipes()[size_t(lab.recipe)], "--log2-scale", std::to_string(lab.log2_scale)});
+  args.insert(args.end(), {"--model", hg::train::live_models()[size_t(lab.model)], "--recipe",
+                           recipes()[size_t(lab.recipe)], "--log2-scale", std::to_string(lab.log2_scale)});
+  if (lab.device == 1) args.insert(args.end(), {"--device", "cuda"});
   const std::string why = lab.run.start(lab.live_exe, args);
   lab.message = why.empty() ? "started " + lab.run.dir() : why;
   lab.run_index = -1, lab.branches.clear(), lab.rate_step = -1;
@@ -104,8 +110,19 @@ void start(App& app, std::vector<std::string> args) {
 
 void draw_start(App& app) {
   LabState& lab = app.lab;
-  ImGui::TextWrapped("Train chapter 02's MLP on FashionMNIST live, in any recipe of chapters 06-11.");
+  ImGui::TextWrapped("Train one of chapter 02's models on FashionMNIST, or chapter 12's GPT on text, live, in "
+                     "the recipes of chapters 06-11 and 14 (FP8).");
+  combo("model##start", lab.model, hg::train::live_models());
+  help_marker("mlp: 784-512-256-10, about 536k parameters (chapter 02). smallcnn: two 3x3 convolutions "
+              "and two Linear layers, 422k parameters, several times slower per step. gpt: chapter 12's, "
+              "2 blocks of width 64 on the fortunes, AdamW; fp32, amp_f16 and amp_bf16 only (docs/viewer.md).");
   combo("recipe##start", lab.recipe);
+  if (hg::built_with_cuda()) {  // a build without CUDA has no GPU to offer
+    static const std::vector<std::string> devices = {"cpu", "cuda"};
+    combo("device##start", lab.device, devices);
+    help_marker("cuda: the run on the GPU (halfgrad-live --device cuda); with no GPU it ends at once "
+                "and says why. The FP8 recipes run on the CPU only.");
+  }
   ImGui::SliderInt("log2 S##start", &lab.log2_scale, -24, 24, "S = 2^%d");
   if (ImGui::Button("Start", ImVec2(ImGui::GetContentRegionAvail().x, 0))) start(app, lab.args);
   help_marker("Starts halfgrad-live in a new folder runs/lab_<N> (never one that exists). The viewer "
@@ -151,8 +168,10 @@ void draw_knobs(App& app, const LiveState& s) {
   if (it != recipes().end()) lab.recipe = int(it - recipes().begin());  // as the log says
   if (combo("recipe", lab.recipe)) send(app, {{"cmd", "set"}, {"key", "recipe"}, {"value", recipes()[size_t(lab.recipe)]}});
   help_marker("fp32; fp16_naive (everything F16, chapter 06); master_weights (07); static_scale (08); "
-              "dynamic_scale (09, GradScaler); amp_f16 (10, autocast + GradScaler); amp_bf16 (11). "
-              "The weights carry over; momentum and the scaler start afresh.");
+              "dynamic_scale (09, GradScaler); amp_f16 (10, autocast + GradScaler); amp_bf16 (11); "
+              "fp8_current, fp8_delayed, fp8_block, fp8_mx (14: the MLP's Linear layers in FP8; "
+              "the FP8 panel shows their casts). The weights and the momentum carry over, and a GradScaler's state into another "
+              "recipe with a GradScaler.");
   // A knob shows what the run's log says, except while it is being moved.
   if (!lab.editing[0] && s.scale > 0) lab.log2_scale = std::ilogb(s.scale);
   if (!lab.editing[1] && s.growth_interval > 0) lab.growth_interval = int(std::min<int64_t>(s.growth_interval, INT32_MAX));
@@ -174,8 +193,9 @@ void draw_knobs(App& app, const LiveState& s) {
   combo("##branch", lab.branch_recipe);
   ImGui::SameLine();
   if (ImGui::Button("Branch")) send(app, {{"cmd", "branch"}, {"recipe", recipes()[size_t(lab.branch_recipe)]}});
-  help_marker("Saves the weights at this step and starts a second run from them in the recipe "
-              "chosen here: the Loss-scale panel overlays the two from the same weights and batches.");
+  help_marker("Saves the weights, the momentum and the GradScaler at this step and starts a second "
+              "run from them in the recipe chosen here: the Loss-scale panel overlays the two from the "
+              "same weights and batches.");
 }
 
 // ---- commands ---------------------------------------------------------------------------
@@ -223,7 +243,10 @@ void follow_lab_run(App& app) {
     app.scan();
     return app.find_run(dir);
   };
-  if (lab.run_index < 0 && (lab.run_index = join(lab.run.dir())) >= 0) app.show_only(lab.run_index);
+  if (lab.run_index < 0 && (lab.run_index = join(lab.run.dir())) >= 0) {
+    app.show_only(lab.run_index);
+    app.fp8.run = lab.run_index;  // the FP8 panel shows its casts once an fp8_* recipe makes some
+  }
   if (!app.has_run(lab.run_index)) return;
   // A branch's run folder is the parent's name and the step: runs/<name>_b<step> (live.h).
   for (const CommandEvent& c : app.runs[lab.run_index].data().commands) {
@@ -248,8 +271,8 @@ void draw_lab_panel(App& app) {
     if (running) {
       measure_rate(lab, s.step);
       if (!s.data) ImGui::TextDisabled("starting (reading FashionMNIST) ...");
-      else ImGui::Text("step %lld  %s  %s", static_cast<long long>(std::max<int64_t>(s.step, 0)), s.recipe.c_str(),
-                       s.paused ? "PAUSED" : "training");
+      else ImGui::Text("step %lld  %s  %s  %s", static_cast<long long>(std::max<int64_t>(s.step, 0)),
+                       s.model.c_str(), s.recipe.c_str(), s.paused ? "PAUSED" : "training");
       if (s.data && !s.paused) ImGui::Text("%.1f steps/s", lab.steps_per_second);
       if (s.scale > 0) ImGui::Text("loss scale S = 2^%d", std::ilogb(s.scale));
       ImGui::Separator();
@@ -269,16 +292,19 @@ void draw_lab_panel(App& app) {
   ImGui::SameLine();
   ImGui::BeginChild("lab_view", ImVec2(0, 0), false);
   if (!app.presenter) {
-    int v = lab.view == Panel::Scale ? 1 : lab.view == Panel::Memory ? 2 : 0;
+    int v = lab.view == Panel::Scale ? 1 : lab.view == Panel::Memory ? 2 : lab.view == Panel::Fp8 ? 3 : 0;
     ImGui::RadioButton("Gradients", &v, 0);
     ImGui::SameLine();
     ImGui::RadioButton("Loss scale", &v, 1);
     ImGui::SameLine();
     ImGui::RadioButton("Memory", &v, 2);
-    lab.view = v == 1 ? Panel::Scale : v == 2 ? Panel::Memory : Panel::Gradients;
+    ImGui::SameLine();
+    ImGui::RadioButton("FP8", &v, 3);  // the casts of an fp8_* recipe
+    lab.view = v == 1 ? Panel::Scale : v == 2 ? Panel::Memory : v == 3 ? Panel::Fp8 : Panel::Gradients;
   }
   if (lab.view == Panel::Scale) draw_scale_panel(app);
   else if (lab.view == Panel::Memory) draw_memory_panel(app);
+  else if (lab.view == Panel::Fp8) draw_fp8_panel(app);
   else draw_gradients_panel(app);
   ImGui::EndChild();
 }
