@@ -68,6 +68,7 @@ struct LabState {
   std::vector<std::string> branches;  // run folders of its branches, added as they appear
   Panel view = Panel::Gradients;      // the panel shown beside the knobs
   int model = 0;                      // index into live_models()
+  int run_model = 0;                  // the model of the run started last (its branches' model)
   int recipe = 0;                     // index into live_recipes()
   int device = 0;                     // 0: cpu, 1: cuda (offered in a CUDA build only)
   int branch_recipe = 6;              // amp_bf16

@@ -98,9 +98,12 @@ void measure_rate(LabState& lab, int64_t step) {
 }
 
 // ---- knobs ------------------------------------------------------------------------------
-void start(App& app, std::vector<std::string> args) {
+// A start from a branch checkpoint keeps the model of the run that saved it, whatever the
+// model combo shows now; the recipe, scale and device are the ones chosen.
+void start(App& app, std::vector<std::string> args, bool from_checkpoint = false) {
   LabState& lab = app.lab;
-  args.insert(args.end(), {"--model", hg::train::live_models()[size_t(lab.model)], "--recipe",
+  if (!from_checkpoint) lab.run_model = lab.model;
+  args.insert(args.end(), {"--model", hg::train::live_models()[size_t(lab.run_model)], "--recipe",
                            recipes()[size_t(lab.recipe)], "--log2-scale", std::to_string(lab.log2_scale)});
   if (lab.device == 1) args.insert(args.end(), {"--device", "cuda"});
   const std::string why = lab.run.start(lab.live_exe, args);
@@ -141,7 +144,7 @@ void draw_start(App& app) {
   std::sort(saved.begin(), saved.end());
   for (const auto& [step, file] : saved) {
     ImGui::PushID(file.c_str());
-    if (ImGui::Button(("Start from step " + std::to_string(step)).c_str())) start(app, {"--from", file});
+    if (ImGui::Button(("Start from step " + std::to_string(step)).c_str())) start(app, {"--from", file}, /*from_checkpoint=*/true);
     ImGui::PopID();
   }
 }
