@@ -5,7 +5,8 @@
 #      (or HG_VIEWER, HG_MPI, HG_NCCL) reaches cmake from build, test, view or bench unless it
 #      is set; HG_CUDA=off reaches it as OFF; HG_CUDA=maybe is refused, exit 2, one line,
 #      before cmake runs
-#   2. ./lab view with a run folder that does not exist: refused, exit 2, before any build
+#   2. ./lab view with a run folder that does not exist: refused, exit 2, before any build;
+#      ./lab view alone in a clone without runs/ makes it and opens it
 #   3. ./lab bench ../bench/cpu: refused, exit 2 (a benchmark is a name, not a path)
 #   4. ./lab run through a symbolic link finds its chapters
 set -u
@@ -55,6 +56,14 @@ HG_VIEWER=yes refused "HG_VIEWER=yes: must be AUTO, ON or OFF" view
 
 # 2. A run folder that does not exist, before any build.
 refused "view: $T/no-such-run is not a run folder" view "$T/no-such-run"
+
+# 2b. ./lab view in a fresh clone (no runs/ yet) opens the viewer on a runs/ it makes, from the
+# repository's root, where the Lab panel's live runs go.
+rm -rf "$T/runs"
+out=$(cd "$T/elsewhere" && "$T/lab" view 2>&1); rc=$?
+[ "$rc" -eq 0 ] && [ "$(printf '%s\n' "$out" | tail -n 1)" = "viewer stub $T/runs" ] && [ -d "$T/runs" ] || fail "lab view without runs/: exit $rc: $out"
+echo "ok: lab view without runs/ makes it and opens it"
+mkdir -p "$T/runs/a"
 
 # 3. A benchmark is a name.
 refused "unknown benchmark '../bench/cpu'" bench ../bench/cpu
