@@ -618,7 +618,7 @@ TEST_CASE("scales: finite and > 0 within the formats' range, a logged loss scale
   check_refused(with(ls, "skipped", 1), "loss_scale skipped: 1 is not true or false");
 }
 
-TEST_CASE("dtype: the format the values were held in, one of f32, f16, bf16, f64; absent in older logs") {
+TEST_CASE("dtype: the format the values were held in, one of f32, f16, bf16, f64, absent in older logs") {
   auto dtype_of = [](const json& j) {
     RunData d;
     std::string why;
